@@ -1,0 +1,1 @@
+"""Backends: compile a captured graph into a callable (registry in ``registry``)."""

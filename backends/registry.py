@@ -1,0 +1,1 @@
+"""Backend registry: maps names to ``(graph_module, example_inputs) -> callable`` compilers."""

@@ -1,0 +1,1 @@
+"""The op registry: each op declared once (meta rule + kernel)."""

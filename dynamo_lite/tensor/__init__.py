@@ -1,0 +1,1 @@
+"""The strided tensor core: dtypes, devices, storage, tensors, views and interop."""

@@ -1,0 +1,167 @@
+"""The strided Tensor: a Storage plus sizes, strides (in elements), offset and dtype."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import layout
+from .device import CPU, array_module, as_device
+from .dtype import dtype as DType
+from .properties import TensorProperties
+from .storage import Storage
+
+
+class Tensor(TensorProperties):
+    """An n-dimensional strided view over a Storage.
+
+    Tensors are made by factories (``dl.tensor``, ``dl.zeros`` ...) or by views of other
+    tensors; methods and operators route through the op registry (``dynamo_lite.ops``),
+    which installs them on this class.
+
+    Example:
+        >>> t = dl.arange(6).view(2, 3)
+        >>> t.t().stride()
+        (1, 3)
+    """
+
+    __slots__ = ("_storage", "_sizes", "_strides", "_offset", "_dtype", "_array_cache", "__weakref__", "__dict__")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("create tensors with dl.tensor(...), dl.empty(...) or another factory")
+
+    @classmethod
+    def _make(cls, storage: Storage, sizes, strides, offset: int, dtype: DType) -> "Tensor":
+        self = object.__new__(cls)
+        self._storage = storage
+        self._sizes = tuple(sizes)
+        self._strides = tuple(strides)
+        self._offset = int(offset)
+        self._dtype = dtype
+        self._array_cache = None
+        return self
+
+    @property
+    def _device(self):
+        return self._storage.device
+
+    # -- storage access -------------------------------------------------------------
+    def untyped_storage(self) -> Storage:
+        return self._storage
+
+    def data_ptr(self) -> int:
+        return self._storage.data_ptr() + self._offset * self._dtype.itemsize
+
+    @property
+    def _version(self) -> int:
+        return self._storage.version
+
+    def _bump_version(self) -> None:
+        self._storage.version += 1
+
+    def _array(self):
+        """A NumPy/CuPy array over exactly this tensor's strided window (no copy)."""
+        arr = self._array_cache
+        if arr is None:
+            arr = self._array_cache = strided_array(
+                self._storage, self._sizes, self._strides, self._offset, self._dtype
+            )
+        return arr
+
+    def _view(self, sizes, strides, offset) -> "Tensor":
+        """A new tensor over the same storage (the result of every view op)."""
+        return Tensor._make(self._storage, sizes, strides, offset, self._dtype)
+
+    # -- NumPy interop (zero-copy) ---------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._device.type != "cpu":
+            if not force:
+                raise TypeError(
+                    f"can't convert {self._device} device type tensor to numpy. "
+                    "Use Tensor.cpu() to copy the tensor to host memory first."
+                )
+            return self._array().get()
+        return self._array()
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.numpy()
+        if dtype is not None and np.dtype(dtype) != arr.dtype:
+            return arr.astype(dtype)
+        if copy:
+            return arr.copy()
+        return arr
+
+    __hash__ = object.__hash__
+
+
+def strided_array(storage: Storage, sizes, strides, offset: int, dt: DType):
+    """Build the array window of a strided tensor over ``storage``."""
+    itemsize = dt.itemsize
+    if layout.prod(sizes) == 0:
+        xp = array_module(storage.device)
+        return xp.empty(sizes, dtype=dt.numpy)
+    byte_strides = tuple(s * itemsize for s in strides)
+    if storage.device.type == "cpu":
+        return np.ndarray(sizes, dt.numpy, buffer=storage.data, offset=offset * itemsize, strides=byte_strides)
+    xp = array_module(storage.device)
+    return xp.ndarray(sizes, dt.numpy, memptr=storage.data.data + offset * itemsize, strides=byte_strides)
+
+
+def empty_strided(sizes, strides, dtype: DType, device=CPU) -> Tensor:
+    """Allocate a tensor with the given geometry over fresh storage."""
+    sizes, strides = tuple(sizes), tuple(strides)
+    extent = 1 + sum((s - 1) * st for s, st in zip(sizes, strides)) if layout.prod(sizes) else 0
+    storage = Storage.allocate(extent * dtype.itemsize, as_device(device))
+    return Tensor._make(storage, sizes, strides, 0, dtype)
+
+
+def empty_like_meta(meta) -> Tensor:
+    """Allocate a tensor matching a TensorMeta's sizes, strides, dtype and device."""
+    return empty_strided(meta._sizes, meta._strides, meta._dtype, meta._device)
+
+
+def from_array(arr, device=None) -> Tensor:
+    """Wrap a NumPy/CuPy array without copying (strides must be non-negative multiples of itemsize)."""
+    from .dtype import from_numpy_dtype
+
+    dt = from_numpy_dtype(arr.dtype)
+    itemsize = arr.itemsize
+    if any(s < 0 for s in arr.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative "
+            "strides are not currently supported. (You can probably work around this by making a "
+            "copy of your array with array.copy().)"
+        )
+    if any(s % itemsize for s in arr.strides):
+        raise ValueError(
+            f"given numpy array strides not a multiple of the element byte size ({itemsize}). "
+            "Copy the numpy array to reallocate the memory."
+        )
+    strides = tuple(s // itemsize for s in arr.strides)
+    dev = as_device(device) if device is not None else CPU
+    if layout.prod(arr.shape) == 0:
+        return empty_strided(arr.shape, strides, dt, dev)
+    if dev.type == "cpu":
+        # A flat uint8 view over the whole owning buffer keeps the memory alive and shared.
+        low = arr.__array_interface__["data"][0]
+        span = sum((n - 1) * s for n, s in zip(arr.shape, arr.strides)) + itemsize
+        storage = Storage(_as_buffer(arr, low, low + span), dev)
+        return Tensor._make(storage, arr.shape, strides, 0, dt)
+    # CuPy: a flat uint8 array from the first element's pointer, sharing the allocation.
+    xp = array_module(dev)
+    span = sum((n - 1) * s for n, s in zip(arr.shape, arr.strides)) + itemsize
+    flat = xp.ndarray((span,), dtype=np.uint8, memptr=arr.data)
+    return Tensor._make(Storage(flat, dev), arr.shape, strides, 0, dt)
+
+
+def _as_buffer(arr, low: int, high: int):
+    """A writable uint8 array spanning [low, high) bytes of ``arr``'s memory, kept alive by it."""
+
+    class _Holder:
+        __array_interface__ = {
+            "shape": (high - low,),
+            "typestr": "|u1",
+            "data": (low, not arr.flags.writeable),
+            "version": 3,
+        }
+        keepalive = arr
+
+    return np.asarray(_Holder())
