@@ -1,6 +1,8 @@
 """Eager execution of a registry op: meta rule, output allocation, kernel."""
 from __future__ import annotations
 
+import threading
+
 from ..tensor.device import array_module
 from ..tensor.meta import TensorMeta
 from ..tensor.tensor import Tensor, empty_like_meta
@@ -31,8 +33,27 @@ def check_same_device(devices) -> None:
         )
 
 
+class TracingState(threading.local):
+    """The tracer (if any) that records ops called on this thread.
+
+    NOTE: [tracing through library code] While the translator calls dynamo_lite library
+    code (tensor methods, ``dl.*`` functions, ``nn.functional``) on proxy tensors, it sets
+    ``TRACING.tracer``; every op dispatched meanwhile is handed to ``tracer.record(op,
+    args, kwargs)`` instead of running, so each op's Python wrapper serves eager mode and
+    tracing alike. Thread-local so that eager code on other threads is unaffected.
+    """
+
+    tracer = None
+
+
+TRACING = TracingState()
+
+
 def dispatch(op, args, kwargs):
     """Run ``op`` eagerly on tensors: the same meta rule the tracer uses decides the outputs."""
+    tracer = TRACING.tracer
+    if tracer is not None:
+        return tracer.record(op, args, kwargs)
     devices = _devices(args, kwargs)
     check_same_device(devices)
     meta_args = _map(TensorMeta.of, args)

@@ -1,0 +1,96 @@
+"""Emit the transformed code object: reload graph inputs, call the graph, rebuild results."""
+from __future__ import annotations
+
+import inspect
+import types
+
+from bytecode import Bytecode, Instr
+
+from . import compat
+from .errors import Unsupported
+
+GRAPH_OUT = "__dl_graph_out"
+
+
+class TransformedCodeBuilder:
+    """Collects instructions for a transformed frame; ``Source``/variable ``reconstruct``
+    methods call its small vocabulary (``load_fast``, ``load_attr``, ``build`` ...)."""
+
+    def __init__(self, original: types.CodeType, argnames: tuple):
+        self.original = original
+        self.argnames = tuple(argnames)
+        self.instructions: list = []
+        self.graph_output_index: dict = {}  # graph node -> index in the graph's output tuple
+        self.lineno = original.co_firstlineno
+
+    def emit(self, name: str, arg=None) -> None:
+        if arg is None:
+            self.instructions.append(Instr(name, lineno=self.lineno))
+        else:
+            self.instructions.append(Instr(name, arg, lineno=self.lineno))
+
+    # -- vocabulary used by sources and variables ------------------------------------------
+    def load_fast(self, name: str) -> None:
+        self.emit("LOAD_FAST", name)
+
+    def store_fast(self, name: str) -> None:
+        self.emit("STORE_FAST", name)
+
+    def load_global(self, name: str) -> None:
+        self.emit("LOAD_GLOBAL", (False, name))
+
+    def load_attr(self, name: str) -> None:
+        self.instructions.append(compat.load_attr(name))
+
+    def load_const(self, value) -> None:
+        self.emit("LOAD_CONST", value)
+
+    def binary_subscr(self) -> None:
+        self.emit("BINARY_SUBSCR")
+
+    def push_null(self) -> None:
+        self.emit("PUSH_NULL")
+
+    def build(self, container_type: type, count: int) -> None:
+        opname = {tuple: "BUILD_TUPLE", list: "BUILD_LIST", dict: "BUILD_MAP"}[container_type]
+        self.emit(opname, count)
+
+    def call_const(self, fn, emit_args, nargs: int) -> None:
+        """Call the constant ``fn`` with the ``nargs`` values that ``emit_args()`` pushes."""
+        start = len(self.instructions)
+        emit_args()
+        arg_instructions = self.instructions[start:]
+        del self.instructions[start:]
+        self.instructions.extend(compat.call_const(fn, arg_instructions, nargs))
+
+    def load_graph_value(self, variable) -> None:
+        index = self.graph_output_index.get(variable.node)
+        if index is None:
+            raise Unsupported("a tensor the graph does not output is needed after it")
+        self.load_fast(GRAPH_OUT)
+        self.load_const(index)
+        self.binary_subscr()
+
+    # -- the whole frame -------------------------------------------------------------------------
+    def emit_graph_call(self, compiled_graph, input_variables) -> None:
+        def load_inputs():
+            for variable in input_variables:
+                variable.source.reconstruct(self)
+
+        self.call_const(compiled_graph, load_inputs, len(input_variables))
+        self.store_fast(GRAPH_OUT)
+
+    def emit_return(self, variable) -> None:
+        variable.reconstruct(self)
+        self.emit("RETURN_VALUE")
+
+    def build_function(self, f_globals: dict) -> types.FunctionType:
+        code = Bytecode([Instr("RESUME", 0, lineno=self.lineno), *self.instructions])
+        code.argnames = list(self.argnames)
+        code.argcount = len(self.argnames)
+        code.name = self.original.co_name
+        code.qualname = getattr(self.original, "co_qualname", self.original.co_name)
+        code.filename = self.original.co_filename
+        code.first_lineno = self.original.co_firstlineno
+        code.flags = inspect.CO_OPTIMIZED | inspect.CO_NEWLOCALS
+        return types.FunctionType(code.to_code(), f_globals, self.original.co_name)

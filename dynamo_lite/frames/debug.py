@@ -1,0 +1,62 @@
+"""Debug output: bytecode diffs (original vs transformed), graphs and guards of each frame."""
+from __future__ import annotations
+
+import difflib
+import dis
+import io
+import sys
+
+from .logs import bytecode_log, graph_log, guards_log
+
+
+def disassemble(code) -> list:
+    """``dis`` text of one code object (nested code objects left out), one line per item."""
+    out = io.StringIO()
+    dis.dis(code, file=out, depth=0)
+    return out.getvalue().rstrip("\n").splitlines()
+
+
+def bytecode_diff(original, transformed, name: str | None = None) -> str:
+    """A unified diff of the original and transformed bytecode of one frame."""
+    label = name or original.co_name
+    lines = difflib.unified_diff(
+        _strip_addresses(disassemble(original)),
+        _strip_addresses(disassemble(transformed)),
+        fromfile=f"original {label} ({original.co_filename}:{original.co_firstlineno})",
+        tofile=f"transformed {label}",
+        lineterm="",
+        n=max(len(disassemble(original)), 1),
+    )
+    return "\n".join(lines)
+
+
+def _strip_addresses(lines: list) -> list:
+    """Drop ``at 0x...`` so that diffs compare instructions, not object addresses."""
+    import re
+
+    return [re.sub(r" at 0x[0-9a-f]+", "", line) for line in lines]
+
+
+def render(info: dict, name: str) -> str:
+    """The debug report of one translation: bytecode diff, graphs, guards."""
+    parts = [f"==== dynamo_lite: compiled frame {name} ====", "---- bytecode diff ----", info["bytecode_diff"]]
+    for extra in info.get("resume_diffs", ()):
+        parts += [f"---- resume function {extra['name']} (original offset {extra['offset']}) ----", extra["diff"]]
+    for i, gm in enumerate(info.get("graphs", ())):
+        parts += [f"---- graph {i} ----", gm.print_readable(print_output=False)]
+    parts += ["---- guards ----", info.get("guards", "")]
+    return "\n".join(parts)
+
+
+def report(request, info: dict) -> None:
+    """Print (debug=True) or log the translation, as switched by the config and loggers."""
+    name = request.code.co_qualname if hasattr(request.code, "co_qualname") else request.code.co_name
+    if request.config.debug:
+        print(render(info, name), file=sys.stderr)
+    if bytecode_log.isEnabledFor(10):
+        bytecode_log.debug("bytecode of %s:\n%s", name, info["bytecode_diff"])
+    if graph_log.isEnabledFor(10):
+        for gm in info.get("graphs", ()):
+            graph_log.debug("graph of %s:\n%s", name, gm.print_readable(print_output=False))
+    if guards_log.isEnabledFor(10):
+        guards_log.debug("guards of %s:\n%s", name, info.get("guards", ""))

@@ -1,0 +1,137 @@
+"""Building and unpacking tuples, lists, dicts and strings."""
+from __future__ import annotations
+
+from ..errors import Unsupported
+from ..variables.base import ConstantVariable
+from ..variables.containers import DictVariable, ListVariable, TupleVariable
+from . import handles
+
+
+@handles("BUILD_TUPLE")
+def build_tuple(tx, ins):
+    tx.push(TupleVariable(tx.popn(ins.arg)))
+
+
+@handles("BUILD_LIST")
+def build_list(tx, ins):
+    tx.push(ListVariable(tx.popn(ins.arg)))
+
+
+def _key(variable):
+    key = variable.as_python_constant()
+    hash(key)
+    return key
+
+
+@handles("BUILD_MAP")
+def build_map(tx, ins):
+    items = tx.popn(2 * ins.arg)
+    tx.push(DictVariable({_key(k): v for k, v in zip(items[::2], items[1::2])}))
+
+
+@handles("BUILD_CONST_KEY_MAP")
+def build_const_key_map(tx, ins):
+    keys = tx.pop().as_python_constant()
+    values = tx.popn(ins.arg)
+    tx.push(DictVariable(dict(zip(keys, values))))
+
+
+@handles("LIST_APPEND")
+def list_append(tx, ins):
+    value = tx.pop()
+    tx.stack[-ins.arg].items.append(value)
+
+
+@handles("LIST_EXTEND")
+def list_extend(tx, ins):
+    values = tx.pop()
+    tx.stack[-ins.arg].items.extend(values.unpack(tx))
+
+
+@handles("LIST_TO_TUPLE")
+def list_to_tuple(tx, ins):
+    tx.push(TupleVariable(tx.pop().unpack(tx)))
+
+
+@handles("MAP_ADD")
+def map_add(tx, ins):
+    value = tx.pop()
+    key = tx.pop()
+    tx.stack[-ins.arg].items[_key(key)] = value
+
+
+@handles("DICT_UPDATE", "DICT_MERGE")
+def dict_update(tx, ins):
+    other = tx.pop()
+    target = tx.stack[-ins.arg]
+    if not isinstance(other, DictVariable):
+        raise Unsupported("** unpacking of something that is not a dict")
+    if ins.opname == "DICT_MERGE" and set(target.items) & set(other.items):
+        raise Unsupported("duplicate keyword argument (raises TypeError in eager)")
+    target.items.update(other.items)
+
+
+@handles("UNPACK_SEQUENCE")
+def unpack_sequence(tx, ins):
+    items = tx.pop().unpack(tx)
+    if len(items) != ins.arg:
+        raise Unsupported(f"unpacking {len(items)} values into {ins.arg} names (raises ValueError in eager)")
+    for item in reversed(items):
+        tx.push(item)
+
+
+@handles("UNPACK_EX")
+def unpack_ex(tx, ins):
+    before, after = ins.arg & 0xFF, ins.arg >> 8
+    items = tx.pop().unpack(tx)
+    if len(items) < before + after:
+        raise Unsupported("not enough values to unpack (raises ValueError in eager)")
+    middle = ListVariable(items[before:len(items) - after])
+    for item in reversed(items[len(items) - after:]):
+        tx.push(item)
+    tx.push(middle)
+    for item in reversed(items[:before]):
+        tx.push(item)
+
+
+_CONVERSIONS = {0: lambda v: v, 1: str, 2: repr, 3: ascii}
+
+
+def _format(value, spec: str, conversion=None):
+    if not value.is_python_constant():
+        raise Unsupported("formatting a value that is not a Python constant (e.g. a tensor) into a string")
+    v = value.as_python_constant()
+    if conversion is not None:
+        v = _CONVERSIONS[conversion](v)
+    return ConstantVariable(format(v, spec))
+
+
+@handles("FORMAT_VALUE")
+def format_value(tx, ins):
+    spec = tx.pop().as_python_constant() if ins.arg & 0x04 else ""
+    tx.push(_format(tx.pop(), spec, ins.arg & 0x03))
+
+
+@handles("FORMAT_SIMPLE")
+def format_simple(tx, ins):
+    tx.push(_format(tx.pop(), ""))
+
+
+@handles("FORMAT_WITH_SPEC")
+def format_with_spec(tx, ins):
+    spec = tx.pop().as_python_constant()
+    tx.push(_format(tx.pop(), spec))
+
+
+@handles("CONVERT_VALUE")
+def convert_value(tx, ins):
+    value = tx.pop()
+    if not value.is_python_constant():
+        raise Unsupported("converting a non-constant value to a string")
+    tx.push(ConstantVariable(_CONVERSIONS[ins.arg](value.as_python_constant())))
+
+
+@handles("BUILD_STRING")
+def build_string(tx, ins):
+    parts = tx.popn(ins.arg)
+    tx.push(ConstantVariable("".join(p.as_python_constant() for p in parts)))

@@ -1,0 +1,87 @@
+"""Jumps, loops (unrolled), with-blocks of no-op context managers, raise."""
+from __future__ import annotations
+
+from .. import version_tables as V
+from ..errors import Unsupported
+
+from ..variables.builtins import BUILTIN_HANDLERS
+from ..variables.containers import IteratorVariable
+from ..variables.objects import NoOpContextVariable
+from . import handles
+
+_TESTS = {
+    "truthy": lambda tx, value: value.truth(tx),
+    "falsy": lambda tx, value: not value.truth(tx),
+    "none": lambda tx, value: value.is_python_constant() and value.as_python_constant() is None,
+    "not_none": lambda tx, value: not (value.is_python_constant() and value.as_python_constant() is None),
+}
+
+
+@handles(*V.UNCONDITIONAL_JUMPS)
+def jump(tx, ins):
+    tx.jump_to(ins.argval)
+
+
+@handles(*V.CONDITIONAL_JUMPS)
+def conditional_jump(tx, ins):
+    mode, test = V.CONDITIONAL_JUMPS[ins.opname]
+    value = tx.stack[-1]
+    if test in ("none", "not_none") and not value.is_python_constant():
+        taken = test == "not_none"  # a non-constant value (tensor, module ...) is never None
+    else:
+        taken = _TESTS[test](tx, value)
+    if mode == "pop" or not taken:
+        tx.pop()
+    if taken:
+        tx.jump_to(ins.argval)
+
+
+@handles("GET_ITER")
+def get_iter(tx, ins):
+    tx.push(BUILTIN_HANDLERS[iter](tx, tx.pop()))
+
+
+@handles("FOR_ITER")
+def for_iter(tx, ins):
+    iterator = tx.stack[-1]
+    if not isinstance(iterator, IteratorVariable):
+        raise Unsupported("a for loop over a value the translator cannot unroll")
+    item = iterator.next_item()
+    if item is not None:
+        tx.push(item)
+        return
+    tx.pop()
+    tx.jump_to(ins.argval)
+    tx.pc += V.FOR_ITER_EXIT_SKIP
+
+
+@handles("END_FOR")
+def end_for(tx, ins):
+    # Reached only by falling through, which FOR_ITER never does; keep the stack honest.
+    tx.pop()
+
+
+@handles("BEFORE_WITH")
+def before_with(tx, ins):
+    manager = tx.pop()
+    if not isinstance(manager, NoOpContextVariable):
+        raise Unsupported(f"a with block over {manager} (only no-op context managers such as dl.no_grad())")
+    tx.push(manager.var_getattr(tx, "__exit__"))
+    tx.push(manager.enter(tx))
+
+
+@handles("RAISE_VARARGS", "RERAISE")
+def raise_varargs(tx, ins):
+    raise Unsupported("raising an exception inside the compiled region")
+
+
+@handles("LOAD_ASSERTION_ERROR")
+def load_assertion_error(tx, ins):
+    raise Unsupported("a failing assert inside the compiled region")
+
+
+@handles("GET_LEN")
+def get_len(tx, ins):
+    tx.push(BUILTIN_HANDLERS[len](tx, tx.stack[-1]))
+
+

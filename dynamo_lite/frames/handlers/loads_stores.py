@@ -1,0 +1,149 @@
+"""Loads and stores of locals, cells, globals, constants and attributes; stack shuffles."""
+from __future__ import annotations
+
+from .. import version_tables as V
+from ..errors import Unsupported
+from ..variables.base import NULL, CellVariable, ConstantVariable
+from . import handles
+
+
+@handles(*V.NO_OPS, "PRECALL")
+def nop(tx, ins):
+    pass
+
+
+def _load_fast(tx, name):
+    if name not in tx.locals or tx.locals[name] is None:
+        raise Unsupported(f"local variable {name!r} referenced before assignment (raises in eager)")
+    tx.push(tx.locals[name])
+
+
+@handles("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CLOSURE")
+def load_fast(tx, ins):
+    _load_fast(tx, ins.argval)
+
+
+@handles("LOAD_FAST_AND_CLEAR")
+def load_fast_and_clear(tx, ins):
+    # 3.12+ inlined comprehensions save the outer value of their loop variable.
+    tx.push(tx.locals.pop(ins.argval, None) or ConstantVariable(None))
+
+
+@handles("STORE_FAST")
+def store_fast(tx, ins):
+    tx.locals[ins.argval] = tx.pop()
+
+
+@handles("DELETE_FAST")
+def delete_fast(tx, ins):
+    tx.locals.pop(ins.argval, None)
+
+
+_PARTS = {"LOAD_FAST": _load_fast, "STORE_FAST": lambda tx, name: tx.locals.__setitem__(name, tx.pop())}
+
+
+@handles(*V.SUPERINSTRUCTIONS)
+def superinstruction(tx, ins):
+    for part, name in zip(V.SUPERINSTRUCTIONS[ins.opname], ins.argval):
+        _PARTS[part](tx, name)
+
+
+@handles("LOAD_CONST")
+def load_const(tx, ins):
+    tx.push(ConstantVariable(ins.argval))
+
+
+@handles("RETURN_VALUE")
+def return_value(tx, ins):
+    tx.returned = tx.pop()
+
+
+@handles("RETURN_CONST")
+def return_const(tx, ins):
+    tx.returned = ConstantVariable(ins.argval)
+
+
+@handles("LOAD_GLOBAL")
+def load_global(tx, ins):
+    value = tx.load_global(ins.argval)
+    push_null = bool(ins.arg & 1)
+    if push_null and V.CALL_LAYOUT == "null_first":
+        tx.push(NULL)
+    tx.push(value)
+    if push_null and V.CALL_LAYOUT == "callable_first":
+        tx.push(NULL)
+
+
+@handles("STORE_GLOBAL", "DELETE_GLOBAL")
+def store_global(tx, ins):
+    raise Unsupported(f"assignment to global {ins.argval!r} (a side effect)")
+
+
+def _cell(tx, name) -> CellVariable:
+    cell = tx.locals.get(name)
+    if not isinstance(cell, CellVariable):
+        raise Unsupported(f"closure variable {name!r} is not available")
+    return cell
+
+
+@handles("LOAD_DEREF")
+def load_deref(tx, ins):
+    cell = _cell(tx, ins.argval)
+    if cell.contents is None:
+        raise Unsupported(f"free variable {ins.argval!r} referenced before assignment (raises in eager)")
+    tx.push(cell.contents)
+
+
+@handles("STORE_DEREF")
+def store_deref(tx, ins):
+    cell = _cell(tx, ins.argval)
+    if cell.external:
+        raise Unsupported(f"assignment to nonlocal {ins.argval!r} of a function outside the compiled region (a side effect)")
+    cell.contents = tx.pop()
+
+
+def _push_attribute(tx, value, method_form: bool):
+    if method_form and V.CALL_LAYOUT == "null_first":
+        tx.push(NULL)
+    tx.push(value)
+    if method_form and V.CALL_LAYOUT == "callable_first":
+        tx.push(NULL)
+
+
+@handles("LOAD_ATTR")
+def load_attr(tx, ins):
+    obj = tx.pop()
+    method_form = V.LOAD_ATTR_METHOD_FLAG and bool(ins.arg & 1)
+    _push_attribute(tx, obj.var_getattr(tx, ins.argval), method_form)
+
+
+@handles("LOAD_METHOD")
+def load_method(tx, ins):
+    obj = tx.pop()
+    _push_attribute(tx, obj.var_getattr(tx, ins.argval), True)
+
+
+@handles("STORE_ATTR", "DELETE_ATTR")
+def store_attr(tx, ins):
+    raise Unsupported(f"assignment to attribute {ins.argval!r} (a side effect)")
+
+
+@handles("PUSH_NULL")
+def push_null(tx, ins):
+    tx.push(NULL)
+
+
+@handles("POP_TOP")
+def pop_top(tx, ins):
+    tx.pop()
+
+
+@handles("COPY")
+def copy(tx, ins):
+    tx.push(tx.stack[-ins.arg])
+
+
+@handles("SWAP")
+def swap(tx, ins):
+    stack = tx.stack
+    stack[-1], stack[-ins.arg] = stack[-ins.arg], stack[-1]

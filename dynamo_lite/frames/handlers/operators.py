@@ -1,0 +1,189 @@
+"""BINARY_OP, COMPARE_OP, unary operators, subscripts and slices."""
+from __future__ import annotations
+
+import dis
+import operator
+
+from ..errors import Unsupported
+from ..variables.base import ConstantVariable
+from ..variables.containers import BaseListVariable, DictVariable, ListVariable
+from ..variables.objects import NNModuleVariable
+from ..variables.tensor import TensorVariable, TracedCallableVariable
+from . import handles
+
+#: BINARY_OP's argument -> operator, from the interpreter's own table of symbols.
+_SYMBOLS = {
+    "+": operator.add, "&": operator.and_, "//": operator.floordiv, "<<": operator.lshift,
+    "@": operator.matmul, "*": operator.mul, "%": operator.mod, "|": operator.or_,
+    "**": operator.pow, ">>": operator.rshift, "-": operator.sub, "/": operator.truediv,
+    "^": operator.xor,
+    "+=": operator.iadd, "&=": operator.iand, "//=": operator.ifloordiv, "<<=": operator.ilshift,
+    "@=": operator.imatmul, "*=": operator.imul, "%=": operator.imod, "|=": operator.ior,
+    "**=": operator.ipow, ">>=": operator.irshift, "-=": operator.isub, "/=": operator.itruediv,
+    "^=": operator.ixor,
+}
+BINARY_OPS = {index: _SYMBOLS[symbol] for index, (_, symbol) in enumerate(dis._nb_ops)}
+
+COMPARE_OPS = {
+    "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+    ">": operator.gt, ">=": operator.ge,
+}
+
+
+@handles("BINARY_OP")
+def binary_op(tx, ins):
+    right = tx.pop()
+    left = tx.pop()
+    tx.push(tx.binary_operation(BINARY_OPS[ins.arg], left, right))
+
+
+@handles("COMPARE_OP")
+def compare_op(tx, ins):
+    symbol = ins.argval
+    if symbol.startswith("bool("):  # 3.13 marks comparisons feeding a branch
+        symbol = symbol[5:-1]
+    right = tx.pop()
+    left = tx.pop()
+    tx.push(tx.binary_operation(COMPARE_OPS[symbol], left, right))
+
+
+def _identity(left, right) -> bool:
+    if left.is_python_constant() and right.is_python_constant():
+        return left.as_python_constant() is right.as_python_constant()
+    if isinstance(left, TensorVariable) and isinstance(right, TensorVariable):
+        return left.proxy is right.proxy
+    if isinstance(left, TensorVariable) or isinstance(right, TensorVariable):
+        return False  # a tensor is never a constant
+    if left is right:
+        return True
+    raise Unsupported("'is' between values whose identity is unknown while tracing")
+
+
+@handles("IS_OP")
+def is_op(tx, ins):
+    right = tx.pop()
+    left = tx.pop()
+    tx.push(ConstantVariable(_identity(left, right) != bool(ins.arg)))
+
+
+@handles("CONTAINS_OP")
+def contains_op(tx, ins):
+    container = tx.pop()
+    item = tx.pop()
+    if isinstance(container, DictVariable):
+        found = item.as_python_constant() in container.items
+    elif container.is_python_constant() and item.is_python_constant():
+        found = item.as_python_constant() in container.as_python_constant()
+    elif isinstance(item, TensorVariable) and isinstance(container, BaseListVariable):
+        found = any(isinstance(v, TensorVariable) and v.proxy is item.proxy for v in container.items)
+        if not found:
+            raise Unsupported("'in' comparing a tensor with tensor values (data-dependent)")
+    else:
+        raise Unsupported("'in' test on values that are not constants")
+    tx.push(ConstantVariable(found != bool(ins.arg)))
+
+
+def _unary(op, name):
+    def handler(tx, ins):
+        value = tx.pop()
+        if value.is_python_constant():
+            tx.push(ConstantVariable(op(value.as_python_constant())))
+        else:
+            tx.push(TracedCallableVariable(op, name).call(tx, [value], {}))
+
+    return handler
+
+
+handles("UNARY_NEGATIVE")(_unary(operator.neg, "neg"))
+handles("UNARY_INVERT")(_unary(operator.invert, "invert"))
+handles("UNARY_POSITIVE")(_unary(operator.pos, "pos"))
+
+
+@handles("UNARY_NOT")
+def unary_not(tx, ins):
+    tx.push(ConstantVariable(not tx.pop().truth(tx)))
+
+
+@handles("TO_BOOL")
+def to_bool(tx, ins):
+    value = tx.pop()
+    # A tensor stays a tensor: the branch that follows decides (and breaks) on it.
+    tx.push(value if isinstance(value, TensorVariable) else ConstantVariable(value.truth(tx)))
+
+
+def subscript(tx, container, key):
+    """``container[key]`` on variables."""
+    if isinstance(container, TensorVariable):
+        return TracedCallableVariable(operator.getitem, "Tensor.__getitem__").call(tx, [container, key], {})
+    if isinstance(container, (BaseListVariable, DictVariable, NNModuleVariable)):
+        return container.getitem(tx, key)
+    if container.is_python_constant() and key.is_python_constant():
+        try:
+            value = container.as_python_constant()[key.as_python_constant()]
+        except Exception as exc:
+            raise Unsupported(f"subscript raised {type(exc).__name__}: {exc}") from None
+        from ..variables.builder import wrap_constant_result
+
+        return wrap_constant_result(value)
+    raise Unsupported(f"subscript of {container}")
+
+
+@handles("BINARY_SUBSCR")
+def binary_subscr(tx, ins):
+    key = tx.pop()
+    container = tx.pop()
+    tx.push(subscript(tx, container, key))
+
+
+def _slice(start, stop, step=None):
+    values = [v.as_traceable() for v in (start, stop) + ((step,) if step is not None else ())]
+    return ConstantVariable(slice(*values))
+
+
+@handles("BUILD_SLICE")
+def build_slice(tx, ins):
+    parts = tx.popn(ins.arg)
+    for part in parts:
+        if not part.is_python_constant():
+            raise Unsupported("a slice bound that is not a Python constant")
+    tx.push(_slice(*parts))
+
+
+@handles("BINARY_SLICE")
+def binary_slice(tx, ins):
+    stop = tx.pop()
+    start = tx.pop()
+    container = tx.pop()
+    tx.push(subscript(tx, container, _slice(start, stop)))
+
+
+def store_subscript(tx, container, key, value):
+    if isinstance(container, TensorVariable):
+        TracedCallableVariable(operator.setitem, "Tensor.__setitem__").call(tx, [container, key, value], {})
+        return
+    if isinstance(container, (ListVariable, DictVariable)) and container.source is None:
+        k = key.as_python_constant()
+        if isinstance(container, ListVariable) and isinstance(k, slice):
+            container.items[k] = value.unpack(tx)
+        else:
+            container.items[k] = value
+        return
+    raise Unsupported("item assignment to a container from outside the compiled region (a side effect)")
+
+
+@handles("STORE_SUBSCR")
+def store_subscr(tx, ins):
+    key = tx.pop()
+    container = tx.pop()
+    value = tx.pop()
+    store_subscript(tx, container, key, value)
+
+
+@handles("STORE_SLICE")
+def store_slice(tx, ins):
+    stop = tx.pop()
+    start = tx.pop()
+    container = tx.pop()
+    value = tx.pop()
+    store_subscript(tx, container, _slice(start, stop), value)
+

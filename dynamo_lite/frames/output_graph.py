@@ -1,0 +1,143 @@
+"""OutputGraph: the graph being captured, its inputs, constants and guards."""
+from __future__ import annotations
+
+import contextlib
+import operator
+import re
+
+from ..ops.dispatch import TRACING
+from ..tensor.meta import TensorMeta
+from ..tensor.tensor import Tensor
+from . import guards as G
+from .errors import Unsupported
+from .guards import GuardSet
+from .proxy import ProxyTensor
+
+
+def _identifier(text: str) -> str:
+    name = re.sub(r"\W+", "_", text).strip("_")
+    return name if name and not name[0].isdigit() else f"v_{name}"
+
+
+class OutputGraph:
+    """Everything one translation produces besides bytecode.
+
+    Holds the Graph under construction, the tensors read from the frame (placeholders,
+    in order, with their sources), constants lifted into graph attributes, and the guards.
+    """
+
+    def __init__(self):
+        from ..graph import Graph
+
+        self.graph = Graph()
+        self.attributes: dict = {}
+        self.guards = GuardSet()
+        self.input_variables: list = []
+        self.example_inputs: list = []
+        self._by_tensor_id: dict = {}
+        self._keepalive: list = []
+
+    # -- tensors entering the graph ---------------------------------------------------
+    def wrap_tensor(self, tensor: Tensor, source, *, is_input: bool):
+        from .variables.tensor import TensorVariable
+
+        known = self._by_tensor_id.get(id(tensor))
+        if known is not None:
+            if source is not None and known.source is not None and source != known.source:
+                self.guards.add(source, G.ID_MATCH_SOURCE, known.source)
+            return known
+        meta = TensorMeta.of(tensor)
+        if is_input and source is not None:
+            node = self.graph.placeholder(_identifier(source.name()))
+            self.guards.add(source, G.TENSOR_MATCH, G.tensor_key(tensor))
+            self.example_inputs.append(tensor)
+            variable = TensorVariable(ProxyTensor.create(node, meta), source)
+            self.input_variables.append(variable)
+        else:
+            name = self._attribute_name(source.name() if source is not None else "constant")
+            self.attributes[name] = tensor
+            node = self.graph.get_attr(name)
+            if source is not None:
+                self.guards.add(source, G.ID_MATCH, tensor)
+            variable = TensorVariable(ProxyTensor.create(node, meta), source)
+        node.meta["python_type"] = type(tensor)
+        self._by_tensor_id[id(tensor)] = variable
+        self._keepalive.append(tensor)
+        return variable
+
+    def _attribute_name(self, text: str) -> str:
+        base = _identifier(text)
+        name, n = base, 1
+        while name in self.attributes:
+            name, n = f"{base}_{n}", n + 1
+        return name
+
+    # -- recording ops ------------------------------------------------------------------
+    @contextlib.contextmanager
+    def tracing(self, description: str):
+        """Run library code with every op recorded here (see ops/dispatch.py NOTE)."""
+        previous = TRACING.tracer
+        TRACING.tracer = self
+        try:
+            yield
+        except Unsupported:
+            raise
+        except Exception as exc:
+            # The same call raises in eager mode: let the eager run raise it for real.
+            raise Unsupported(f"{description} raised {type(exc).__name__}: {exc}") from exc
+        finally:
+            TRACING.tracer = previous
+
+    def record(self, op, args, kwargs):
+        """Called by ops/dispatch.py for every op while tracing: add a node, return proxies."""
+        node_args = self._to_nodes(args)
+        node_kwargs = self._to_nodes(kwargs)
+        meta = op.meta(*_to_metas(args), **_to_metas(kwargs))
+        node = self.graph.call_function(op, tuple(node_args), dict(node_kwargs))
+        if "inplace" in op.tags:
+            target = args[0]
+            node.meta["val"] = meta
+            # Later reads of the mutated tensor must depend on the mutation (keeps CSE
+            # and reordering passes from moving them before it).
+            target.node = node
+            return target
+        return self._proxies_for(node, meta)
+
+    def _proxies_for(self, node, meta):
+        if isinstance(meta, TensorMeta):
+            return ProxyTensor.create(node, meta)
+        if isinstance(meta, (tuple, list)):
+            node.meta["val"] = meta
+            items = []
+            for i, item in enumerate(meta):
+                if isinstance(item, TensorMeta):
+                    element = self.graph.call_function(operator.getitem, (node, i), {})
+                    items.append(ProxyTensor.create(element, item))
+                else:
+                    items.append(item)
+            if hasattr(meta, "_fields"):
+                return type(meta)(*items)
+            return type(meta)(items)
+        node.meta["val"] = meta
+        return meta
+
+    def _to_nodes(self, value):
+        if isinstance(value, ProxyTensor):
+            return value.node
+        if isinstance(value, Tensor):
+            return self.wrap_tensor(value, None, is_input=False).proxy.node
+        if isinstance(value, (tuple, list)):
+            return type(value)(self._to_nodes(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self._to_nodes(v) for k, v in value.items()}
+        return value
+
+
+def _to_metas(value):
+    if isinstance(value, Tensor):
+        return TensorMeta.of(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_to_metas(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_metas(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,59 @@
+"""ProxyTensor: a data-less Tensor standing for a graph node while a frame is traced."""
+from __future__ import annotations
+
+from ..tensor.meta import TensorMeta
+from ..tensor.tensor import Tensor
+from .errors import Unsupported
+
+
+class ProxyTensor(Tensor):
+    """A Tensor with geometry but no storage; ops on it are recorded, not run.
+
+    Library code (tensor methods, ``dl.*``, ``nn.functional``) runs unchanged on proxies
+    (see NOTE: [tracing through library code] in ops/dispatch.py). Anything that needs
+    the data (``item()``, ``bool()``, ``numpy()``) reaches ``_array`` and raises
+    ``Unsupported``, which the translator turns into a graph break or a fallback.
+    """
+
+    __slots__ = ("node", "_meta_device")
+
+    @classmethod
+    def create(cls, node, meta: TensorMeta) -> "ProxyTensor":
+        self = object.__new__(cls)
+        self._storage = None
+        self._sizes = meta._sizes
+        self._strides = meta._strides
+        self._offset = meta._offset
+        self._dtype = meta._dtype
+        self._meta_device = meta._device
+        self._array_cache = None
+        self.node = node
+        node.meta["val"] = meta
+        return self
+
+    @property
+    def _device(self):
+        return self._meta_device
+
+    @property
+    def _version(self) -> int:
+        return 0
+
+    def _bump_version(self) -> None:
+        pass
+
+    def _array(self):
+        raise Unsupported("an operation needs the value of a traced tensor (data-dependent)",
+                          hint="keep data-dependent Python (item(), bool(), print of tensors) out of the compiled region")
+
+    def untyped_storage(self):
+        raise Unsupported("untyped_storage() of a traced tensor")
+
+    def data_ptr(self) -> int:
+        raise Unsupported("data_ptr() of a traced tensor")
+
+    def meta(self) -> TensorMeta:
+        return TensorMeta(self._sizes, self._dtype, self._strides, self._meta_device, self._offset)
+
+    def __repr__(self) -> str:
+        return f"ProxyTensor({self.node.name}, shape={list(self._sizes)}, dtype={self._dtype.name})"

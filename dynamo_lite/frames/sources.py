@@ -1,0 +1,107 @@
+"""Sources: where a traced value came from, how to guard it and how to reload it."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class Source:
+    """The origin of a value in the frame (a local, a global, an attribute of one ...).
+
+    ``expr()`` is the Python expression that reloads it inside guard functions (frame
+    values are unpacked into locals of their own names; globals come from ``__dl_G``);
+    ``name()`` is the text people read; ``reconstruct(cg)`` emits bytecode loading it.
+    """
+
+    def expr(self) -> str:
+        raise NotImplementedError
+
+    def name(self) -> str:
+        return self.expr()
+
+    def reconstruct(self, cg) -> None:
+        raise NotImplementedError
+
+    def __hash__(self) -> int:
+        return hash(self.expr())
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Source) and self.expr() == other.expr()
+
+
+@dataclass(eq=False)
+class LocalSource(Source):
+    """A value the frame received: an argument or a free variable's contents."""
+
+    local_name: str
+
+    def expr(self) -> str:
+        return self.local_name
+
+    def reconstruct(self, cg) -> None:
+        cg.load_fast(self.local_name)
+
+
+@dataclass(eq=False)
+class GlobalSource(Source):
+    global_name: str
+
+    def expr(self) -> str:
+        return f"__dl_G[{self.global_name!r}]"
+
+    def name(self) -> str:
+        return self.global_name
+
+    def reconstruct(self, cg) -> None:
+        cg.load_global(self.global_name)
+
+
+@dataclass(eq=False)
+class BuiltinSource(Source):
+    builtin_name: str
+
+    def expr(self) -> str:
+        return f"__dl_B[{self.builtin_name!r}]"
+
+    def name(self) -> str:
+        return self.builtin_name
+
+    def reconstruct(self, cg) -> None:
+        cg.load_global(self.builtin_name)
+
+
+@dataclass(eq=False)
+class AttrSource(Source):
+    base: Source
+    attr: str
+
+    def expr(self) -> str:
+        return f"{self.base.expr()}.{self.attr}"
+
+    def name(self) -> str:
+        return f"{self.base.name()}.{self.attr}"
+
+    def reconstruct(self, cg) -> None:
+        self.base.reconstruct(cg)
+        cg.load_attr(self.attr)
+
+
+@dataclass(eq=False)
+class ItemSource(Source):
+    base: Source
+    key: object  # an int or a str (constants only)
+
+    def expr(self) -> str:
+        return f"{self.base.expr()}[{self.key!r}]"
+
+    def name(self) -> str:
+        return f"{self.base.name()}[{self.key!r}]"
+
+    def reconstruct(self, cg) -> None:
+        self.base.reconstruct(cg)
+        cg.load_const(self.key)
+        cg.binary_subscr()
+
+
+def closure_cell_source(fn_source: Source, index: int) -> Source:
+    """``fn.__closure__[index].cell_contents``: a captured variable of a function."""
+    return AttrSource(ItemSource(AttrSource(fn_source, "__closure__"), index), "cell_contents")

@@ -1,0 +1,141 @@
+"""VariableTracker: what lives on the symbolic stack, plus constants, NULL and cells."""
+from __future__ import annotations
+
+import types
+
+from ..errors import Unsupported
+
+
+class VariableTracker:
+    """A value during symbolic execution, with the source it was read from (if any).
+
+    Subclasses answer the questions the opcode handlers ask: is it a Python constant,
+    what is its attribute, what does calling it give, how is it rebuilt in bytecode.
+    """
+
+    source = None
+
+    def python_type(self) -> type:
+        raise Unsupported(f"type of {self}")
+
+    def is_python_constant(self) -> bool:
+        try:
+            self.as_python_constant()
+        except Unsupported:
+            return False
+        return True
+
+    def as_python_constant(self):
+        raise Unsupported(f"{self} is not a Python constant")
+
+    def as_traceable(self):
+        """The value handed to library code traced on proxies (tensors become proxies)."""
+        return self.as_python_constant()
+
+    def var_getattr(self, tx, name: str) -> "VariableTracker":
+        raise Unsupported(f"attribute {name!r} of {self}")
+
+    def call(self, tx, args: list, kwargs: dict) -> "VariableTracker":
+        raise Unsupported(f"calling {self}")
+
+    def unpack(self, tx) -> list:
+        raise Unsupported(f"iterating over {self}")
+
+    def truth(self, tx) -> bool:
+        return bool(self.as_python_constant())
+
+    def reconstruct(self, cg) -> None:
+        if self.source is None:
+            raise Unsupported(f"cannot rebuild {self} in compiled code")
+        self.source.reconstruct(cg)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+#: Python values that are constants to the translator (folded, guarded by value).
+CONSTANT_TYPES = (int, float, bool, str, bytes, type(None), complex, type(Ellipsis), slice, range,
+                  types.NotImplementedType)
+
+
+class ConstantVariable(VariableTracker):
+    """A Python constant (number, string, None, dtype, device, shape tuple ...)."""
+
+    def __init__(self, value, source=None):
+        self.value = value
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def as_python_constant(self):
+        return self.value
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .builder import wrap_constant_result
+
+        try:
+            attr = getattr(self.value, name)
+        except AttributeError as exc:
+            raise Unsupported(f"{type(self.value).__name__} has no attribute {name!r}") from exc
+        if isinstance(attr, (types.BuiltinMethodType, types.MethodType)):
+            return ConstantMethodVariable(self.value, name)
+        return wrap_constant_result(attr)
+
+    def unpack(self, tx) -> list:
+        try:
+            items = list(self.value)
+        except TypeError as exc:
+            raise Unsupported(f"iterating over {type(self.value).__name__}") from exc
+        return [ConstantVariable(v) for v in items]
+
+    def reconstruct(self, cg) -> None:
+        cg.load_const(self.value)
+
+    def __repr__(self) -> str:
+        return f"ConstantVariable({self.value!r})"
+
+
+class ConstantMethodVariable(VariableTracker):
+    """A method of a constant, e.g. ``"a,b".split`` or ``x.shape.numel``; called on constants."""
+
+    def __init__(self, obj, name: str):
+        self.obj, self.name = obj, name
+
+    def call(self, tx, args, kwargs):
+        from .builder import wrap_constant_result
+
+        values = [a.as_python_constant() for a in args]
+        kw = {k: v.as_python_constant() for k, v in kwargs.items()}
+        if isinstance(self.obj, (list, dict, set)):
+            raise Unsupported(f"mutating method {self.name} of a constant container")
+        return wrap_constant_result(getattr(self.obj, self.name)(*values, **kw))
+
+
+class NullVariable(VariableTracker):
+    """The NULL the interpreter pushes before a callable (CALL's calling convention)."""
+
+    def reconstruct(self, cg) -> None:
+        cg.push_null()
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+NULL = NullVariable()
+
+
+class CellVariable(VariableTracker):
+    """A closure cell; LOAD_DEREF/STORE_DEREF read and write ``contents``.
+
+    ``external`` cells exist outside the traced region (a closure of a function defined
+    elsewhere, or the compiled frame's own free variables): writing one is a side effect.
+    """
+
+    def __init__(self, contents: VariableTracker | None = None, name: str = "", external: bool = False):
+        self.contents = contents
+        self.name = name
+        self.external = external
+
+    def __repr__(self) -> str:
+        return f"CellVariable({self.name}={self.contents!r})"

@@ -1,0 +1,190 @@
+"""wrap(): turn a Python value read from a source into a variable, installing its guards."""
+from __future__ import annotations
+
+import types
+
+from ...ops.registry import Op
+from ...tensor.device import device as Device
+from ...tensor.dtype import dtype as DType
+from ...tensor.layout import _MemoryFormat
+from ...tensor.tensor import Tensor
+from .. import guards as G
+from ..errors import Unsupported
+from ..proxy import ProxyTensor
+from ..sources import AttrSource, ItemSource
+from .base import CONSTANT_TYPES, ConstantVariable, VariableTracker
+from .builtins import BuiltinVariable, is_builtin
+from .containers import DictVariable, ListVariable, NamedTupleVariable, TupleVariable
+from .functions import UserFunctionVariable, UserMethodVariable
+from .objects import ClassVariable, NNModuleVariable, NoOpContextVariable, PythonModuleVariable, UserObjectVariable
+from .tensor import TensorVariable, TracedCallableVariable
+
+#: Library modules whose functions run directly on proxy tensors (their ops get recorded).
+TRACEABLE_MODULE_PREFIXES = ("dynamo_lite.ops", "dynamo_lite.tensor", "dynamo_lite.nn.functional")
+
+#: Library functions with effects outside the graph: calling one breaks the graph.
+SIDE_EFFECT_FUNCTIONS = {"manual_seed", "set_default_dtype", "from_numpy", "from_dlpack", "seed",
+                         "set_printoptions", "get_rng_state", "set_rng_state"}
+
+CONSTANT_LIKE = (DType, Device, _MemoryFormat)
+
+
+class DisabledFunctionVariable(VariableTracker):
+    """A function the user marked with ``dl.disable`` or one with effects outside the graph."""
+
+    def __init__(self, fn, reason: str, source=None):
+        self.fn, self.reason, self.source = fn, reason, source
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call(self, tx, args, kwargs):
+        raise Unsupported(self.reason)
+
+
+def _guard(tx, source, kind, expected) -> None:
+    if source is not None:
+        tx.output.guards.add(source, kind, expected)
+
+
+def is_traceable_library_function(fn) -> bool:
+    module = getattr(fn, "__module__", None) or ""
+    return module.startswith(TRACEABLE_MODULE_PREFIXES)
+
+
+def wrap(tx, value, source) -> VariableTracker:
+    """The variable for ``value`` read from ``source`` (None: no guard, e.g. a default).
+
+    Tensors reached from the frame's arguments become graph inputs (guarded on dtype,
+    device, shape and strides); tensors reached through attributes or globals (module
+    parameters and buffers) become graph constants, guarded by identity.
+    """
+    if isinstance(value, ProxyTensor):
+        raise Unsupported("a traced tensor escaped into Python state")
+    if isinstance(value, Tensor):
+        return tx.output.wrap_tensor(value, source, is_input=_is_frame_input(source))
+    if type(value) in CONSTANT_TYPES or isinstance(value, CONSTANT_LIKE) or value is None:
+        _guard(tx, source, G.ID_MATCH if isinstance(value, DType) else G.CONSTANT_MATCH, value)
+        return ConstantVariable(value, source)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        _guard(tx, source, G.TYPE_MATCH, type(value))
+        items = [wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)]
+        return NamedTupleVariable(items, type(value), source)
+    if type(value) in (tuple, list) or isinstance(value, tuple):
+        _guard(tx, source, G.TYPE_MATCH, type(value))
+        _guard(tx, source, G.LENGTH_MATCH, len(value))
+        items = [wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)]
+        if isinstance(value, list):
+            return ListVariable(items, source)
+        if type(value) is not tuple:
+            return ConstantVariable(value, source) if all(i.is_python_constant() for i in items) else TupleVariable(items, source)
+        return TupleVariable(items, source)
+    if type(value) is dict:
+        if not all(isinstance(k, (str, int)) for k in value):
+            raise Unsupported("a dict with non-constant keys")
+        _guard(tx, source, G.TYPE_MATCH, dict)
+        _guard(tx, source, G.DICT_KEYS, tuple(value))
+        return DictVariable({k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()}, source)
+    return _wrap_object(tx, value, source)
+
+
+def _wrap_object(tx, value, source) -> VariableTracker:
+    variable = _object_variable(tx, value, source)
+    if isinstance(variable, UserObjectVariable):
+        _guard(tx, source, G.TYPE_MATCH, type(value))
+    elif not isinstance(value, types.MethodType):
+        _guard(tx, source, G.ID_MATCH, value)
+    return variable
+
+
+def _object_variable(tx, value, source) -> VariableTracker:
+    from ...nn.module import Module
+    from ..api import is_disabled
+
+    if isinstance(value, Module):
+        return NNModuleVariable(value, source)
+    if isinstance(value, types.ModuleType):
+        return PythonModuleVariable(value, source)
+    if isinstance(value, Op):
+        return TracedCallableVariable(value, f"dl.ops.{value.name}", source)
+    if any(value is t for t in BUILTIN_TYPES) or (is_builtin(value) and not isinstance(value, type)):
+        return BuiltinVariable(value, source)
+    if callable(value) and is_disabled(value):
+        return DisabledFunctionVariable(value, f"call to {getattr(value, '__qualname__', value)}, marked with dl.disable", source)
+    if isinstance(value, types.FunctionType):
+        if is_traceable_library_function(value):
+            if value.__name__ in SIDE_EFFECT_FUNCTIONS:
+                return DisabledFunctionVariable(value, f"dl.{value.__name__}() changes state outside the graph", source)
+            return TracedCallableVariable(value, f"{value.__module__}.{value.__qualname__}", source)
+        return UserFunctionVariable(value, source)
+    if isinstance(value, types.MethodType):
+        if source is not None:
+            _guard(tx, AttrSource(source, "__func__"), G.ID_MATCH, value.__func__)
+        self_var = wrap(tx, value.__self__, None if source is None else AttrSource(source, "__self__"))
+        return UserMethodVariable(value.__func__, self_var, None)
+    if isinstance(value, type):
+        if value.__module__ == "dynamo_lite.nn.grad_mode":
+            return GradModeClassVariable(value, source)
+        return ClassVariable(value, source)
+    if getattr(type(value), "__module__", "") == "dynamo_lite.nn.grad_mode":
+        return NoOpContextVariable(value)
+    if callable(value) and is_traceable_library_function(type(value)):
+        return TracedCallableVariable(value, type(value).__qualname__, source)
+    return UserObjectVariable(value, source)
+
+
+#: Builtin types that behave like functions to the translator.
+BUILTIN_TYPES = (range, zip, enumerate, reversed, tuple, list, dict, int, float, bool, str, type, slice, super)
+
+
+def _is_frame_input(source) -> bool:
+    """Tensors reached from the frame's own arguments are graph inputs; others constants."""
+    from ..sources import LocalSource
+
+    while isinstance(source, (ItemSource, AttrSource)):
+        if isinstance(source, AttrSource):
+            return False
+        source = source.base
+    return isinstance(source, LocalSource)
+
+
+class GradModeClassVariable(ClassVariable):
+    """``dl.no_grad`` and friends: instances are no-op context managers."""
+
+    def call(self, tx, args, kwargs):
+        return NoOpContextVariable(self.value())
+
+
+def wrap_constant_result(value) -> VariableTracker:
+    """A variable for a value computed from constants (no source, no guard)."""
+    if isinstance(value, tuple) and not hasattr(value, "_fields") and type(value) is tuple:
+        return TupleVariable([wrap_constant_result(v) for v in value])
+    if type(value) is list:
+        return ListVariable([wrap_constant_result(v) for v in value])
+    if type(value) is dict:
+        return DictVariable({k: wrap_constant_result(v) for k, v in value.items()})
+    if isinstance(value, Tensor):
+        raise Unsupported("a constant computation produced a tensor")
+    if isinstance(value, type):
+        return ClassVariable(value, None)
+    return ConstantVariable(value)
+
+
+def wrap_traced_result(tx, value) -> VariableTracker:
+    """A variable for what library code returned while tracing."""
+    if isinstance(value, ProxyTensor):
+        return TensorVariable(value)
+    if isinstance(value, Tensor):
+        raise Unsupported("a library call returned a concrete tensor while tracing (not capturable)")
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return NamedTupleVariable([wrap_traced_result(tx, v) for v in value], type(value))
+    if isinstance(value, (tuple, list)):
+        items = [wrap_traced_result(tx, v) for v in value]
+        return ListVariable(items) if isinstance(value, list) else TupleVariable(items)
+    if isinstance(value, dict):
+        return DictVariable({k: wrap_traced_result(tx, v) for k, v in value.items()})
+    if type(value) in CONSTANT_TYPES or isinstance(value, CONSTANT_LIKE) or value is None:
+        return ConstantVariable(value)
+    if callable(value) and hasattr(value, "__self__") and isinstance(value.__self__, ProxyTensor):
+        return TracedCallableVariable(value)
+    raise Unsupported(f"library call returned an unsupported value of type {type(value).__name__}")

@@ -1,0 +1,214 @@
+"""Python builtins during tracing: a table from builtin to handler."""
+from __future__ import annotations
+
+import builtins
+import operator
+
+from ..errors import Unsupported
+from .base import ConstantVariable, VariableTracker
+from .containers import DictVariable, IteratorVariable, ListVariable, TupleVariable
+from .tensor import TensorVariable, TracedCallableVariable
+
+# Builtins that are pure functions of constant arguments: called directly on constants.
+PURE_ON_CONSTANTS = {
+    abs, all, any, bool, callable, chr, divmod, float, format, hash, int, isinstance, issubclass,
+    len, max, min, ord, pow, repr, round, sorted, str, sum, tuple, range, slice, hex, oct, bin,
+}
+
+
+def _constants(args, kwargs):
+    return [a.as_python_constant() for a in args], {k: v.as_python_constant() for k, v in kwargs.items()}
+
+
+def _all_constant(args, kwargs) -> bool:
+    return all(a.is_python_constant() for a in [*args, *kwargs.values()])
+
+
+def _len(tx, obj):
+    if isinstance(obj, TensorVariable):
+        if not obj.proxy.ndim:
+            raise Unsupported("len() of a 0-d tensor (raises TypeError in eager)")
+        return ConstantVariable(obj.proxy.shape[0])
+    if isinstance(obj, (TupleVariable, ListVariable, DictVariable)):
+        return ConstantVariable(len(obj.items))
+    if hasattr(obj, "length"):
+        return ConstantVariable(obj.length(tx))
+    return ConstantVariable(len(obj.as_python_constant()))
+
+
+def _isinstance(tx, obj, classes):
+    cls = classes.as_python_constant()
+    return ConstantVariable(issubclass(obj.python_type(), cls))
+
+
+def _iterable_items(tx, value):
+    return value.unpack(tx)
+
+
+def _tuple(tx, value=None):
+    return TupleVariable([] if value is None else value.unpack(tx))
+
+
+def _list(tx, value=None):
+    return ListVariable([] if value is None else value.unpack(tx))
+
+
+def _zip(tx, *iterables, strict=None):
+    columns = [it.unpack(tx) for it in iterables]
+    if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
+        raise Unsupported("zip(strict=True) on unequal lengths (raises in eager)")
+    return IteratorVariable([TupleVariable(list(row)) for row in zip(*columns)])
+
+
+def _enumerate(tx, iterable, start=None):
+    first = 0 if start is None else start.as_python_constant()
+    return IteratorVariable(
+        [TupleVariable([ConstantVariable(i), v]) for i, v in enumerate(iterable.unpack(tx), first)]
+    )
+
+
+def _reversed(tx, value):
+    return IteratorVariable(list(reversed(value.unpack(tx))))
+
+
+def _iter(tx, value):
+    if isinstance(value, IteratorVariable):
+        return value
+    return IteratorVariable(value.unpack(tx))
+
+
+def _next(tx, iterator, default=None):
+    if not isinstance(iterator, IteratorVariable):
+        raise Unsupported("next() on a non-iterator")
+    item = iterator.next_item()
+    if item is None:
+        if default is None:
+            raise Unsupported("next() on an exhausted iterator (raises StopIteration)")
+        return default
+    return item
+
+
+def _getattr(tx, obj, name, default=None):
+    try:
+        return obj.var_getattr(tx, name.as_python_constant())
+    except Unsupported:
+        if default is None:
+            raise
+        return default
+
+
+def _hasattr(tx, obj, name):
+    try:
+        obj.var_getattr(tx, name.as_python_constant())
+    except Unsupported:
+        if obj.is_python_constant():
+            return ConstantVariable(hasattr(obj.as_python_constant(), name.as_python_constant()))
+        raise
+    return ConstantVariable(True)
+
+
+def _min_max(pick):
+    def handler(tx, *args, **kwargs):
+        if _all_constant(args, kwargs):
+            values, kw = _constants(args, kwargs)
+            return ConstantVariable(pick(*values, **kw))
+        if len(args) == 2 and not kwargs:
+            # min/max of a tensor and a number or of two tensors: elementwise like eager would
+            # only via the tensor comparison's __bool__, which is data-dependent.
+            raise Unsupported(f"{pick.__name__}() comparing tensors (data-dependent)")
+        raise Unsupported(f"{pick.__name__}() over non-constant values")
+
+    return handler
+
+
+def _abs(tx, value):
+    if isinstance(value, TensorVariable):
+        return TracedCallableVariable(operator.abs, "abs").call(tx, [value], {})
+    return ConstantVariable(abs(value.as_python_constant()))
+
+
+def _type(tx, value):
+    return ConstantVariable(value.python_type())
+
+
+def _sum(tx, iterable, start=None):
+    items = iterable.unpack(tx)
+    total = start if start is not None else ConstantVariable(0)
+    for item in items:
+        total = tx.binary_operation(operator.add, total, item)
+    return total
+
+
+def _print(tx, *args, **kwargs):
+    raise Unsupported("print() has a side effect outside the graph",
+                      hint="move the print out of the hot path, or accept the graph break")
+
+
+def _super(tx, cls=None, obj=None):
+    from .functions import SuperVariable, zero_argument_super
+
+    if cls is None:
+        return zero_argument_super(tx)
+    return SuperVariable(cls.as_python_constant(), obj)
+
+
+BUILTIN_HANDLERS = {
+    super: _super,
+    len: _len,
+    isinstance: _isinstance,
+    tuple: _tuple,
+    list: _list,
+    zip: _zip,
+    enumerate: _enumerate,
+    reversed: _reversed,
+    iter: _iter,
+    next: _next,
+    getattr: _getattr,
+    hasattr: _hasattr,
+    min: _min_max(min),
+    max: _min_max(max),
+    abs: _abs,
+    type: _type,
+    sum: _sum,
+    print: _print,
+}
+
+
+class BuiltinVariable(VariableTracker):
+    """A Python builtin such as ``len``, ``isinstance``, ``range`` or ``zip``."""
+
+    def __init__(self, fn, source=None):
+        self.fn = fn
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        if self.fn in PURE_ON_CONSTANTS and _all_constant(args, kwargs):
+            from .builder import wrap_constant_result
+
+            values, kw = _constants(args, kwargs)
+            try:
+                result = self.fn(*values, **kw)
+            except Exception as exc:
+                raise Unsupported(f"{self.fn.__name__}() raised {type(exc).__name__}: {exc}") from None
+            return wrap_constant_result(result)
+        handler = BUILTIN_HANDLERS.get(self.fn)
+        if handler is not None:
+            return handler(tx, *args, **kwargs)
+        if self.fn in (float, int, bool) and len(args) == 1 and isinstance(args[0], TensorVariable):
+            raise Unsupported(f"{self.fn.__name__}() of a tensor needs its value (data-dependent)",
+                              hint="keep the tensor in the graph, or move the conversion out of the compiled region")
+        raise Unsupported(f"builtin {getattr(self.fn, '__name__', self.fn)}() with these arguments")
+
+    def __repr__(self) -> str:
+        return f"BuiltinVariable({getattr(self.fn, '__name__', self.fn)})"
+
+
+def is_builtin(value) -> bool:
+    name = getattr(value, "__name__", None)
+    return name is not None and getattr(builtins, name, None) is value

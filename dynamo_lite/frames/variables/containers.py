@@ -1,0 +1,202 @@
+"""Tuple, list, dict and iterator variables built or read during tracing."""
+from __future__ import annotations
+
+from ..errors import Unsupported
+from .base import ConstantVariable, VariableTracker
+
+
+class BaseListVariable(VariableTracker):
+    """Shared behaviour of tuples and lists of variables."""
+
+    container_type: type = tuple
+
+    def __init__(self, items, source=None):
+        self.items = list(items)
+        self.source = source
+
+    def python_type(self) -> type:
+        return self.container_type
+
+    def as_python_constant(self):
+        return self.container_type(item.as_python_constant() for item in self.items)
+
+    def as_traceable(self):
+        return self.container_type(item.as_traceable() for item in self.items)
+
+    def unpack(self, tx) -> list:
+        return list(self.items)
+
+    def truth(self, tx) -> bool:
+        return bool(self.items)
+
+    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
+        index = key.as_python_constant()
+        if isinstance(index, slice):
+            return type(self)(self.items[index])
+        try:
+            return self.items[index]
+        except IndexError:
+            raise Unsupported(f"{self.container_type.__name__} index out of range (raises in eager)") from None
+        except TypeError as exc:
+            raise Unsupported(f"bad index {index!r}: {exc}") from None
+
+    def reconstruct(self, cg) -> None:
+        for item in self.items:
+            item.reconstruct(cg)
+        cg.build(self.container_type, len(self.items))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.items!r})"
+
+
+class TupleVariable(BaseListVariable):
+    container_type = tuple
+
+
+class ListVariable(BaseListVariable):
+    """A list built inside the traced frame (mutations stay symbolic)."""
+
+    container_type = list
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name in _LIST_METHODS:
+            return ListMethodVariable(self, name)
+        raise Unsupported(f"list.{name}")
+
+
+class NamedTupleVariable(TupleVariable):
+    """A namedtuple result (e.g. ``values, indices`` of ``max(dim=...)``)."""
+
+    def __init__(self, items, tuple_type, source=None):
+        super().__init__(items, source)
+        self.tuple_type = tuple_type
+
+    def python_type(self) -> type:
+        return self.tuple_type
+
+    def as_traceable(self):
+        return self.tuple_type(*(item.as_traceable() for item in self.items))
+
+    def as_python_constant(self):
+        return self.tuple_type(*(item.as_python_constant() for item in self.items))
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        fields = getattr(self.tuple_type, "_fields", ())
+        if name in fields:
+            return self.items[fields.index(name)]
+        raise Unsupported(f"{self.tuple_type.__name__}.{name}")
+
+    def reconstruct(self, cg) -> None:
+        def emit_items():
+            for item in self.items:
+                item.reconstruct(cg)
+
+        cg.call_const(self.tuple_type, emit_items, len(self.items))
+
+
+
+_LIST_METHODS = {
+    "append": lambda items, tx, value: items.append(value),
+    "extend": lambda items, tx, values: items.extend(values.unpack(tx)),
+    "insert": lambda items, tx, index, value: items.insert(index.as_python_constant(), value),
+    "pop": lambda items, tx, index=None: items.pop(-1 if index is None else index.as_python_constant()),
+    "reverse": lambda items, tx: items.reverse(),
+    "copy": lambda items, tx: ListVariable(items),
+}
+
+
+class ListMethodVariable(VariableTracker):
+    """A bound method of a list built during tracing (it mutates the symbolic list)."""
+
+    def __init__(self, target: ListVariable, name: str):
+        self.target, self.name = target, name
+
+    def call(self, tx, args, kwargs):
+        if kwargs:
+            raise Unsupported(f"list.{self.name} with keyword arguments")
+        if self.target.source is not None:
+            raise Unsupported(f"mutating list {self.target.source.name()} that came from outside the frame")
+        result = _LIST_METHODS[self.name](self.target.items, tx, *args)
+        return result if isinstance(result, VariableTracker) else ConstantVariable(None)
+
+
+class DictVariable(VariableTracker):
+    """A dict with constant keys."""
+
+    def __init__(self, items: dict, source=None):
+        self.items = dict(items)
+        self.source = source
+
+    def python_type(self) -> type:
+        return dict
+
+    def as_python_constant(self):
+        return {k: v.as_python_constant() for k, v in self.items.items()}
+
+    def as_traceable(self):
+        return {k: v.as_traceable() for k, v in self.items.items()}
+
+    def truth(self, tx) -> bool:
+        return bool(self.items)
+
+    def unpack(self, tx) -> list:
+        return [ConstantVariable(k) for k in self.items]
+
+    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
+        k = key.as_python_constant()
+        if k not in self.items:
+            raise Unsupported(f"KeyError {k!r} (raises in eager)")
+        return self.items[k]
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name in ("items", "keys", "values", "get"):
+            return DictMethodVariable(self, name)
+        raise Unsupported(f"dict.{name}")
+
+    def reconstruct(self, cg) -> None:
+        for key, value in self.items.items():
+            cg.load_const(key)
+            value.reconstruct(cg)
+        cg.build(dict, len(self.items))
+
+    def __repr__(self) -> str:
+        return f"DictVariable({self.items!r})"
+
+
+class DictMethodVariable(VariableTracker):
+    """Read-only dict methods: items(), keys(), values(), get()."""
+
+    def __init__(self, target: DictVariable, name: str):
+        self.target, self.name = target, name
+
+    def call(self, tx, args, kwargs):
+        items = self.target.items
+        if self.name == "items":
+            return ListVariable([TupleVariable([ConstantVariable(k), v]) for k, v in items.items()])
+        if self.name == "keys":
+            return ListVariable([ConstantVariable(k) for k in items])
+        if self.name == "values":
+            return ListVariable(list(items.values()))
+        key = args[0].as_python_constant()
+        default = args[1] if len(args) > 1 else ConstantVariable(None)
+        return items.get(key, default)
+
+
+class IteratorVariable(VariableTracker):
+    """An iterator over a fixed list of variables (loops are unrolled)."""
+
+    def __init__(self, items):
+        self.items = list(items)
+        self.index = 0
+
+    def next_item(self):
+        if self.index >= len(self.items):
+            return None
+        item = self.items[self.index]
+        self.index += 1
+        return item
+
+    def unpack(self, tx) -> list:
+        rest = self.items[self.index:]
+        self.index = len(self.items)
+        return rest

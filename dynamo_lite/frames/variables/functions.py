@@ -1,0 +1,147 @@
+"""User functions and methods (inlined by the translator) and functions made while tracing."""
+from __future__ import annotations
+
+import types
+
+from ..errors import Unsupported
+from .base import CellVariable, ConstantVariable, VariableTracker
+
+
+class UserFunctionVariable(VariableTracker):
+    """A plain Python function of the user's; calling it inlines its bytecode."""
+
+    def __init__(self, fn: types.FunctionType, source=None):
+        self.fn = fn
+        self.source = source
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def as_python_constant(self):
+        return self.fn
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name in ("__name__", "__qualname__", "__module__", "__doc__"):
+            return ConstantVariable(getattr(self.fn, name))
+        raise Unsupported(f"attribute {name!r} of function {self.fn.__qualname__}")
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return tx.inline_user_function(self, args, kwargs)
+
+    def closure_cells(self, tx) -> list:
+        from .builder import wrap
+        from ..sources import closure_cell_source
+        from .base import CellVariable
+
+        cells = []
+        for i, (name, cell) in enumerate(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ())):
+            source = closure_cell_source(self.source, i) if self.source is not None else None
+            try:
+                contents = cell.cell_contents
+            except ValueError:
+                raise Unsupported(f"free variable {name!r} referenced before assignment") from None
+            cells.append(CellVariable(wrap(tx, contents, source), name, external=True))
+        return cells
+
+    def defaults(self, tx) -> tuple:
+        from .builder import wrap
+
+        return tuple(wrap(tx, v, None) for v in (self.fn.__defaults__ or ())), {
+            k: wrap(tx, v, None) for k, v in (self.fn.__kwdefaults__ or {}).items()
+        }
+
+    @property
+    def code(self):
+        return self.fn.__code__
+
+    @property
+    def f_globals(self):
+        return self.fn.__globals__
+
+    def __repr__(self) -> str:
+        return f"UserFunctionVariable({self.fn.__qualname__})"
+
+
+class UserMethodVariable(UserFunctionVariable):
+    """A user function bound to an object variable (``self`` is passed first)."""
+
+    def __init__(self, fn, self_var: VariableTracker, source=None):
+        super().__init__(fn, source)
+        self.self_var = self_var
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return tx.inline_user_function(self, [self.self_var, *args], kwargs)
+
+    def __repr__(self) -> str:
+        return f"UserMethodVariable({self.fn.__qualname__})"
+
+
+class NestedFunctionVariable(UserFunctionVariable):
+    """A function created by MAKE_FUNCTION inside the traced code (lambda, comprehension, def)."""
+
+    def __init__(self, code, f_globals, name, defaults=(), kwdefaults=None, closure=()):
+        self._code = code
+        self._globals = f_globals
+        self.name = name
+        self._defaults = tuple(defaults)
+        self._kwdefaults = dict(kwdefaults or {})
+        self._closure = list(closure)
+        self.fn = None
+        self.source = None
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def as_python_constant(self):
+        raise Unsupported("a function made inside the compiled frame is not a constant")
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name in ("__name__", "__qualname__"):
+            return ConstantVariable(self.name)
+        raise Unsupported(f"attribute {name!r} of nested function {self.name}")
+
+    def closure_cells(self, tx) -> list:
+        return self._closure
+
+    def defaults(self, tx) -> tuple:
+        return self._defaults, self._kwdefaults
+
+    @property
+    def code(self):
+        return self._code
+
+    @property
+    def f_globals(self):
+        return self._globals
+
+    def __repr__(self) -> str:
+        return f"NestedFunctionVariable({self.name})"
+
+
+class SuperVariable(VariableTracker):
+    """``super()`` inside an inlined method: attribute lookups start after ``cls`` in the MRO."""
+
+    def __init__(self, cls, self_var):
+        self.cls, self.self_var = cls, self_var
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        import types
+
+        mro = type(self.self_var.as_traceable()).__mro__
+        for klass in mro[mro.index(self.cls) + 1:]:
+            if name in klass.__dict__:
+                attr = klass.__dict__[name]
+                if isinstance(attr, types.FunctionType):
+                    return UserMethodVariable(attr, self.self_var)
+                raise Unsupported(f"super().{name} that is not a plain method")
+        raise Unsupported(f"super() has no attribute {name!r}")
+
+
+def zero_argument_super(tx) -> SuperVariable:
+    cell = tx.locals.get("__class__")
+    if not isinstance(cell, CellVariable) or cell.contents is None or not tx.code.co_argcount:
+        raise Unsupported("super() without arguments outside a method")
+    self_var = tx.locals.get(tx.code.co_varnames[0])
+    if isinstance(self_var, CellVariable):
+        self_var = self_var.contents
+    return SuperVariable(cell.contents.as_python_constant(), self_var)

@@ -1,0 +1,182 @@
+"""Objects read from the frame: nn.Modules, Python modules, classes, user objects."""
+from __future__ import annotations
+
+import inspect
+import types
+
+from ..errors import Unsupported
+from ..sources import AttrSource, ItemSource
+from .base import ConstantVariable, VariableTracker
+from .functions import UserMethodVariable
+
+
+def _static_attr(obj, name):
+    """Look ``name`` up without running descriptors; raises Unsupported when absent."""
+    try:
+        return inspect.getattr_static(obj, name)
+    except AttributeError:
+        raise Unsupported(f"{type(obj).__name__} object has no attribute {name!r} (raises in eager)") from None
+
+
+class ObjectVariable(VariableTracker):
+    """A Python object with a source, read attribute by attribute (each read guarded)."""
+
+    def __init__(self, value, source):
+        self.value = value
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def as_python_constant(self):
+        return self.value
+
+    def as_traceable(self):
+        return self.value
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .builder import wrap
+
+        source = AttrSource(self.source, name) if self.source is not None else None
+        static = _static_attr(self.value, name)
+        if isinstance(static, types.FunctionType):
+            # A plain function found on the class: a method to inline with self bound.
+            if name in getattr(self.value, "__dict__", {}):
+                return wrap(tx, static, source)
+            return UserMethodVariable(static, self, source)
+        if isinstance(static, staticmethod):
+            return wrap(tx, static.__func__, None)
+        if isinstance(static, classmethod):
+            from .builder import wrap as wrap_value
+
+            return UserMethodVariable(static.__func__, wrap_value(tx, type(self.value), None))
+        if isinstance(static, property):
+            if static.fget is None:
+                raise Unsupported(f"property {name!r} has no getter")
+            return UserMethodVariable(static.fget, self).call(tx, [], {})
+        if hasattr(static, "__get__") and not isinstance(static, (types.BuiltinFunctionType, type)) and not _is_plain_data(static):
+            raise Unsupported(f"descriptor attribute {type(self.value).__name__}.{name}")
+        return wrap(tx, getattr(self.value, name), source)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({type(self.value).__name__})"
+
+
+def _is_plain_data(value) -> bool:
+    return isinstance(value, (int, float, str, bool, type(None), tuple))
+
+
+class UserObjectVariable(ObjectVariable):
+    """An instance of a user class."""
+
+
+class NNModuleVariable(ObjectVariable):
+    """A ``dl.nn.Module``: parameters/buffers become graph constants, submodules variables.
+
+    Every attribute read is guarded by identity, so replacing a layer or a parameter
+    recompiles; calling the module inlines its ``forward``.
+    """
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .builder import wrap
+
+        module = self.value
+        source = AttrSource(self.source, name) if self.source is not None else None
+        for table in ("_parameters", "_buffers", "_modules"):
+            entries = module.__dict__.get(table)
+            if entries is not None and name in entries:
+                return wrap(tx, entries[name], source)
+        if name in module.__dict__:
+            return wrap(tx, module.__dict__[name], source)
+        return super().var_getattr(tx, name)
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        cls = type(self.value)
+        from ...nn.module import Module
+
+        call_impl = cls.__call__
+        if call_impl is Module.__call__:
+            forward = _static_attr(self.value, "forward")
+            if isinstance(forward, types.FunctionType) and "forward" not in self.value.__dict__:
+                return UserMethodVariable(forward, self).call(tx, args, kwargs)
+            return self.var_getattr(tx, "forward").call(tx, args, kwargs)
+        return UserMethodVariable(call_impl, self).call(tx, args, kwargs)
+
+    def unpack(self, tx) -> list:
+        from .builder import wrap
+
+        module = self.value
+        modules = module.__dict__.get("_modules", {})
+        if hasattr(module, "__iter__") and modules:
+            tx.output.guards.add(self.source, "LENGTH_MATCH", len(module)) if self.source is not None else None
+            items = list(module)
+            return [wrap(tx, m, ItemSource(self.source, i) if self.source is not None else None) for i, m in enumerate(items)]
+        raise Unsupported(f"iterating over {type(module).__name__}")
+
+    def length(self, tx) -> int:
+        if self.source is not None:
+            tx.output.guards.add(self.source, "LENGTH_MATCH", len(self.value))
+        return len(self.value)
+
+    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
+        from .builder import wrap
+
+        index = key.as_python_constant()
+        result = self.value[index]
+        if isinstance(index, slice):
+            return wrap(tx, result, None) if self.source is None else NNModuleVariable(result, None)
+        source = ItemSource(self.source, index) if self.source is not None else None
+        return wrap(tx, result, source)
+
+
+class PythonModuleVariable(ObjectVariable):
+    """An imported Python module (``math``, ``dl``, ``F``): attribute reads are guarded."""
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .builder import wrap
+
+        try:
+            value = getattr(self.value, name)
+        except AttributeError:
+            raise Unsupported(f"module {self.value.__name__!r} has no attribute {name!r}") from None
+        return wrap(tx, value, AttrSource(self.source, name) if self.source is not None else None)
+
+
+class ClassVariable(ObjectVariable):
+    """A class object (used by isinstance, attribute reads of class constants)."""
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        raise Unsupported(f"creating an instance of {self.value.__qualname__} inside the compiled region")
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .builder import wrap
+
+        static = _static_attr(self.value, name)
+        if isinstance(static, (staticmethod, classmethod)):
+            return wrap(tx, getattr(self.value, name), None)
+        return wrap(tx, getattr(self.value, name), AttrSource(self.source, name) if self.source is not None else None)
+
+
+class NoOpContextVariable(VariableTracker):
+    """A context manager with no effect on the graph (``dl.no_grad()`` and friends)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def enter(self, tx) -> VariableTracker:
+        return ConstantVariable(None)
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name in ("__exit__", "__enter__"):
+            return NoOpExitVariable()
+        raise Unsupported(f"attribute {name!r} of {type(self.value).__name__}")
+
+
+class NoOpExitVariable(VariableTracker):
+    """The ``__exit__`` pushed by BEFORE_WITH for a no-op context manager."""
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return ConstantVariable(None)

@@ -1,0 +1,83 @@
+"""TensorVariable (a graph value) and TracedCallableVariable (library code run on proxies)."""
+from __future__ import annotations
+
+from ..errors import Unsupported
+from .base import VariableTracker
+
+
+class TensorVariable(VariableTracker):
+    """A tensor in the graph: a ProxyTensor whose node produces it."""
+
+    def __init__(self, proxy, source=None):
+        self.proxy = proxy
+        self.source = source
+
+    @property
+    def node(self):
+        return self.proxy.node
+
+    def python_type(self) -> type:
+        return self.proxy.node.meta.get("python_type", type(self.proxy).__mro__[1])
+
+    def as_python_constant(self):
+        raise Unsupported("a tensor is not a Python constant")
+
+    def as_traceable(self):
+        return self.proxy
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .builder import wrap_traced_result
+
+        with tx.output.tracing(f"Tensor.{name}"):
+            value = getattr(self.proxy, name)
+        if callable(value) and hasattr(value, "__self__"):
+            return TracedCallableVariable(value, f"Tensor.{name}")
+        return wrap_traced_result(tx, value)
+
+    def unpack(self, tx) -> list:
+        if not self.proxy.ndim:
+            raise Unsupported("iteration over a 0-d tensor")
+        return TracedCallableVariable(lambda t: list(t), "iter(Tensor)").call(tx, [self], {}).items
+
+    def truth(self, tx) -> bool:
+        raise Unsupported(
+            "a Python branch on a tensor value (data-dependent control flow)",
+            hint="use dl.where(...) instead of an if on a tensor value",
+        )
+
+    def reconstruct(self, cg) -> None:
+        cg.load_graph_value(self)
+
+    def __repr__(self) -> str:
+        return f"TensorVariable({self.proxy.node.name})"
+
+
+class TracedCallableVariable(VariableTracker):
+    """A dynamo_lite library callable (op, ``dl.*``, tensor method, ``nn.functional``).
+
+    Called with proxies in place of tensors while the output graph records every op;
+    see NOTE: [tracing through library code] in ops/dispatch.py.
+    """
+
+    def __init__(self, fn, description: str | None = None, source=None):
+        self.fn = fn
+        self.description = description or getattr(fn, "__qualname__", repr(fn))
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        from .builder import wrap_traced_result
+
+        values = [a.as_traceable() for a in args]
+        kw = {k: v.as_traceable() for k, v in kwargs.items()}
+        with tx.output.tracing(self.description):
+            result = self.fn(*values, **kw)
+        return wrap_traced_result(tx, result)
+
+    def __repr__(self) -> str:
+        return f"TracedCallableVariable({self.description})"

@@ -1,0 +1,55 @@
+"""Shared test helpers: compare compiled and eager runs of the same function."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+import dynamo_lite as dl
+
+
+def run_capturing(fn, *args, **kwargs):
+    """(result, None) or (None, exception) of one call."""
+    try:
+        return fn(*args, **kwargs), None
+    except Exception as exc:  # the comparison is the point
+        return None, exc
+
+
+def assert_equal_values(actual, expected, *, rtol=1e-5, atol=1e-6, path="result"):
+    """Deep comparison: tensors by dtype, shape and values; containers item by item."""
+    if isinstance(expected, dl.Tensor):
+        assert isinstance(actual, dl.Tensor), f"{path}: expected a Tensor, got {type(actual).__name__}"
+        assert actual.dtype == expected.dtype, f"{path}: dtype {actual.dtype} != {expected.dtype}"
+        assert tuple(actual.shape) == tuple(expected.shape), f"{path}: shape {actual.shape} != {expected.shape}"
+        np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=rtol, atol=atol, err_msg=path)
+        return
+    if isinstance(expected, (tuple, list)):
+        assert type(actual) is type(expected), f"{path}: {type(actual).__name__} != {type(expected).__name__}"
+        assert len(actual) == len(expected), f"{path}: length {len(actual)} != {len(expected)}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_equal_values(a, e, rtol=rtol, atol=atol, path=f"{path}[{i}]")
+        return
+    if isinstance(expected, dict):
+        assert type(actual) is dict and list(actual) == list(expected), f"{path}: keys differ"
+        for k in expected:
+            assert_equal_values(actual[k], expected[k], rtol=rtol, atol=atol, path=f"{path}[{k!r}]")
+        return
+    assert type(actual) is type(expected) and actual == expected, f"{path}: {actual!r} != {expected!r}"
+
+
+def assert_same(fn, *args, backend="eager", calls=2, copy_args=False, **compile_kwargs):
+    """Run ``fn`` eagerly and compiled with the same arguments; results and raised
+    exceptions (type and message) must agree on every call. Returns the compiled fn."""
+    compiled = dl.compile(fn, backend=backend, **compile_kwargs)
+    for _ in range(calls):
+        eager_args = copy.deepcopy(args) if copy_args else args
+        expected, expected_exc = run_capturing(fn, *eager_args)
+        compiled_args = copy.deepcopy(args) if copy_args else args
+        actual, actual_exc = run_capturing(compiled, *compiled_args)
+        if expected_exc is not None or actual_exc is not None:
+            assert type(actual_exc) is type(expected_exc), f"eager raised {expected_exc!r}, compiled {actual_exc!r}"
+            assert str(actual_exc) == str(expected_exc)
+        else:
+            assert_equal_values(actual, expected)
+    return compiled
