@@ -1,1 +1,11 @@
 """Backends: compile a captured graph into a callable (registry in ``registry``)."""
+from . import eager
+from .registry import (
+    AUTO, AutoBackend, BackendSpec, InvalidBackend, backend_spec, best_backend, list_backends,
+    lookup_backend, register_backend, resolve_backend, unregister_backend,
+)
+
+__all__ = [
+    "AUTO", "AutoBackend", "BackendSpec", "InvalidBackend", "backend_spec", "best_backend",
+    "list_backends", "lookup_backend", "register_backend", "resolve_backend", "unregister_backend",
+]

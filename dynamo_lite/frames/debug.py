@@ -60,3 +60,11 @@ def report(request, info: dict) -> None:
             graph_log.debug("graph of %s:\n%s", name, gm.print_readable(print_output=False))
     if guards_log.isEnabledFor(10):
         guards_log.debug("guards of %s:\n%s", name, info.get("guards", ""))
+
+
+def resume_diff(resume_functions, code) -> dict:
+    """The bytecode diff of a resume function's code against the code it continues."""
+    origin = resume_functions.origins.get(code)
+    original = origin.code if origin is not None else code
+    offset = code.co_name.split("_")[3] if code.co_name.startswith("__resume_at_") else "?"
+    return {"name": code.co_name, "offset": offset, "diff": bytecode_diff(original, code, code.co_name)}

@@ -88,6 +88,9 @@ def compile_guards(guards: GuardSet, names: tuple, f_globals: dict) -> CompiledG
     clauses = []
     for guard in guards:
         clauses.append(_clause(guard, constants))
+        constants.update(guard.source.constants())
+        if isinstance(guard.expected, Source):
+            constants.update(guard.expected.constants())
     unpack = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = __dl_values\n" if names else ""
     body = " and ".join(clauses) if clauses else "True"
     source = (

@@ -12,6 +12,7 @@ from . import guards as G
 from .errors import Unsupported
 from .guards import GuardSet
 from .proxy import ProxyTensor
+from .side_effects import SideEffects
 
 
 def _identifier(text: str) -> str:
@@ -36,6 +37,28 @@ class OutputGraph:
         self.example_inputs: list = []
         self._by_tensor_id: dict = {}
         self._keepalive: list = []
+        self.side_effects = SideEffects()
+        self.objects: dict = {}  # id(mutable object) -> its variable, so mutations are shared
+        self._rebinds: list = []  # (proxy, previous node) for in-place ops, undone on rollback
+
+    # -- graph breaks -----------------------------------------------------------------------
+    def checkpoint(self) -> tuple:
+        return (len(self.graph.nodes), len(self.side_effects), len(self._rebinds), len(self.input_variables))
+
+    def rollback(self, checkpoint: tuple) -> None:
+        """Undo everything recorded after ``checkpoint`` (the instruction that broke)."""
+        n_nodes, n_effects, n_rebinds, n_inputs = checkpoint
+        erased = list(self.graph.nodes)[n_nodes:]
+        for node in reversed(erased):
+            self.graph.erase_node(node)
+        self.side_effects.truncate(n_effects)
+        for proxy, node in reversed(self._rebinds[n_rebinds:]):
+            proxy.node = node
+        del self._rebinds[n_rebinds:]
+        erased_ids = {id(node) for node in erased}
+        self._by_tensor_id = {k: v for k, v in self._by_tensor_id.items() if id(v.proxy.node) not in erased_ids}
+        del self.input_variables[n_inputs:]
+        del self.example_inputs[n_inputs:]
 
     # -- tensors entering the graph ---------------------------------------------------
     def wrap_tensor(self, tensor: Tensor, source, *, is_input: bool):
@@ -99,6 +122,7 @@ class OutputGraph:
             node.meta["val"] = meta
             # Later reads of the mutated tensor must depend on the mutation (keeps CSE
             # and reordering passes from moving them before it).
+            self._rebinds.append((target, target.node))
             target.node = node
             return target
         return self._proxies_for(node, meta)

@@ -21,6 +21,11 @@ class Source:
     def reconstruct(self, cg) -> None:
         raise NotImplementedError
 
+    def constants(self) -> dict:
+        """Objects the guard expression refers to by name (see ConstSource)."""
+        base = getattr(self, "base", None)
+        return base.constants() if base is not None else {}
+
     def __hash__(self) -> int:
         return hash(self.expr())
 
@@ -100,6 +105,26 @@ class ItemSource(Source):
         self.base.reconstruct(cg)
         cg.load_const(self.key)
         cg.binary_subscr()
+
+
+@dataclass(eq=False)
+class ConstSource(Source):
+    """A fixed object the translator already knows (e.g. the globals of a method found on
+    a guarded class): reloaded as a constant."""
+
+    value: object
+
+    def expr(self) -> str:
+        return f"__dl_K{id(self.value)}"
+
+    def name(self) -> str:
+        return f"<{type(self.value).__name__} constant>"
+
+    def constants(self) -> dict:
+        return {self.expr(): self.value}
+
+    def reconstruct(self, cg) -> None:
+        cg.load_const(self.value)
 
 
 def closure_cell_source(fn_source: Source, index: int) -> Source:

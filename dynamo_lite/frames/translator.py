@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import dis
 import inspect
+from dataclasses import dataclass
 
-from . import version_tables as V
 from .errors import Unsupported
 from .handlers import load_all
-from .sources import AttrSource, BuiltinSource, GlobalSource, ItemSource
-from .variables.base import CellVariable, ConstantVariable, VariableTracker
+from .sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource
+from .variables.base import CellVariable, VariableTracker
 from .variables.containers import DictVariable, TupleVariable
 
 MAX_INLINE_DEPTH = 24
@@ -25,7 +25,8 @@ class InstructionTranslator:
     opcode on them. ``run()`` returns the variable the code returns.
     """
 
-    def __init__(self, code, f_globals, symbolic_locals: dict, output, *, parent=None, globals_source=None):
+    def __init__(self, code, f_globals, symbolic_locals: dict, output, *, parent=None, globals_source=None,
+                 allow_breaks: bool = False):
         self.code = code
         self.f_globals = f_globals
         self.locals = symbolic_locals
@@ -33,8 +34,7 @@ class InstructionTranslator:
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
         self.globals_source = globals_source  # None: the compiled frame's own globals
-        self.instructions = list(dis.get_instructions(code))
-        self.index_of_offset = {ins.offset: i for i, ins in enumerate(self.instructions)}
+        self.instructions, self.index_of_offset = _instructions(code)
         self.guarded_indices = _try_block_indices(code, self.instructions, self.index_of_offset)
         self.stack: list = []
         self.pc = 0
@@ -42,6 +42,7 @@ class InstructionTranslator:
         self.lineno = code.co_firstlineno
         self.returned: VariableTracker | None = None
         self.handlers = load_all()
+        self.allow_breaks = allow_breaks
         for name in code.co_cellvars:
             self.locals.setdefault(name, CellVariable(None, name))
             if not isinstance(self.locals[name], CellVariable):
@@ -55,20 +56,28 @@ class InstructionTranslator:
             index = self.pc
             self.pc += 1
             steps += 1
-            if steps > MAX_STEPS:
-                raise self.unsupported("a loop too long to unroll")
             if instruction.positions is not None and instruction.positions.lineno is not None:
                 self.lineno = instruction.positions.lineno
-            if index in self.guarded_indices:
-                raise self.unsupported("code inside a try/except block")
-            handler = self.handlers.get(instruction.opname)
-            if handler is None:
-                raise self.unsupported(f"the opcode {instruction.opname} is not supported")
+            before = self.snapshot(index) if self.allow_breaks else None
             try:
+                if steps > MAX_STEPS:
+                    raise self.unsupported("a loop too long to unroll")
+                if index in self.guarded_indices:
+                    raise self.unsupported("code inside a try/except block", hint=TRY_HINT)
+                handler = self.handlers.get(instruction.opname)
+                if handler is None:
+                    raise self.unsupported(f"the opcode {instruction.opname} is not supported")
                 handler(self, instruction)
             except Unsupported as exc:
-                raise exc.located(self.code.co_filename, self.lineno)
+                exc.located(self.code.co_filename, self.lineno)
+                if before is not None:
+                    raise GraphBreak(exc, before) from exc
+                raise
         return self.returned
+
+    def snapshot(self, index: int) -> "Snapshot":
+        """The state before instruction ``index``, to compile up to it on a graph break."""
+        return Snapshot(index, list(self.stack), dict(self.locals), self.kw_names, self.output.checkpoint(), self.lineno)
 
     def unsupported(self, reason: str, hint: str = "") -> Unsupported:
         return Unsupported(reason, self.code.co_filename, self.lineno, hint)
@@ -94,6 +103,9 @@ class InstructionTranslator:
     def load_global(self, name: str) -> VariableTracker:
         from .variables.builder import wrap
 
+        stored = self.output.side_effects.global_value(self.f_globals, name)
+        if stored is not None:
+            return stored
         if name in self.f_globals:
             source = GlobalSource(name) if self.globals_source is None else ItemSource(self.globals_source, name)
             return wrap(self, self.f_globals[name], source)
@@ -131,20 +143,69 @@ class InstructionTranslator:
             bound[cell.name] = cell
         globals_source = None
         if fn_var.f_globals is not self.root().f_globals:
-            if fn_var.source is None:
-                raise self.unsupported(f"inlining {code.co_name} whose globals are unknown")
-            globals_source = AttrSource(fn_var.source, "__globals__")
+            if fn_var.source is not None:
+                globals_source = AttrSource(fn_var.source, "__globals__")
+            else:  # a method found on a guarded class: its globals are fixed
+                globals_source = ConstSource(fn_var.f_globals)
         elif self.globals_source is not None and fn_var.f_globals is self.f_globals:
             globals_source = self.globals_source
         child = InstructionTranslator(code, fn_var.f_globals, bound, self.output, parent=self,
                                       globals_source=globals_source)
-        return child.run()
+        try:
+            return child.run()
+        except Unsupported as exc:
+            # A break inside a callee: the caller runs the call eagerly and the callee's
+            # own frame is compiled by the hook (the outermost callee is the one called).
+            if fn_var.fn is not None:
+                exc.callee = fn_var.fn
+            raise
 
     def root(self) -> "InstructionTranslator":
         tx = self
         while tx.parent is not None:
             tx = tx.parent
         return tx
+
+
+TRY_HINT = "code in a try block runs eagerly; move tensor work out of it to compile it"
+
+
+@dataclass
+class Snapshot:
+    """Translator state before one instruction of the compiled frame."""
+
+    index: int
+    stack: list
+    locals: dict
+    kw_names: object
+    checkpoint: object
+    lineno: int
+
+
+class GraphBreak(Exception):
+    """The compiled frame cannot continue symbolically at ``snapshot.index``: compile
+    what came before and continue eagerly from there (see convert.py)."""
+
+    def __init__(self, reason: Unsupported, snapshot: Snapshot):
+        super().__init__(str(reason))
+        self.reason = reason
+        self.snapshot = snapshot
+
+
+def _instructions(code) -> tuple:
+    """``dis`` instructions without EXTENDED_ARG/CACHE, and offset -> index (a jump
+    aimed at an EXTENDED_ARG lands on the instruction it extends)."""
+    instructions, index_of_offset, pending = [], {}, []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("EXTENDED_ARG", "CACHE"):
+            pending.append(ins.offset)
+            continue
+        for offset in pending:
+            index_of_offset[offset] = len(instructions)
+        pending.clear()
+        index_of_offset[ins.offset] = len(instructions)
+        instructions.append(ins)
+    return instructions, index_of_offset
 
 
 def _wrap_constant(value) -> VariableTracker:
@@ -229,5 +290,3 @@ def _try_block_indices(code, instructions, index_of_offset) -> set:
 def _exception_entries(code):
     return dis.Bytecode(code).exception_entries
 
-
-__all__ = ["InstructionTranslator", "bind_arguments", "ConstantVariable", "V"]

@@ -74,3 +74,37 @@ SUPERINSTRUCTIONS = {
     }.items()
     if name in _OPS
 }
+
+#: Instructions a graph break can run eagerly on their own inside transformed code:
+#: name -> (arg -> (values popped, values pushed)). Calls pop the NULL/self slot too.
+EAGER_STACK_EFFECTS = {
+    name: effect
+    for name, effect in {
+        "CALL": lambda arg: (arg + 2, 1),
+        "CALL_KW": lambda arg: (arg + 3, 1),
+        "CALL_FUNCTION_EX": lambda arg: (3 + (arg & 1), 1),
+        "BINARY_OP": lambda arg: (2, 1),
+        "BINARY_SUBSCR": lambda arg: (2, 1),
+        "COMPARE_OP": lambda arg: (2, 1),
+        "CONTAINS_OP": lambda arg: (2, 1),
+        "STORE_ATTR": lambda arg: (2, 0),
+        "STORE_SUBSCR": lambda arg: (3, 0),
+        "STORE_GLOBAL": lambda arg: (1, 0),
+        "DELETE_SUBSCR": lambda arg: (2, 0),
+        "UNARY_NEGATIVE": lambda arg: (1, 1),
+        "UNARY_INVERT": lambda arg: (1, 1),
+        "UNARY_NOT": lambda arg: (1, 1),
+        "FORMAT_SIMPLE": lambda arg: (1, 1),
+        "FORMAT_WITH_SPEC": lambda arg: (2, 1),
+        "FORMAT_VALUE": lambda arg: (1 + bool(arg & 0x04), 1),
+        "GET_ITER": lambda arg: (1, 1),
+        "UNPACK_SEQUENCE": lambda arg: (1, arg),
+    }.items()
+    if name in _OPS
+}
+
+#: Instructions that only prepare the CALL that follows them (run together with it).
+CALL_COMPANIONS = tuple(name for name in ("KW_NAMES", "PRECALL") if name in _OPS)
+
+#: 3.13's conditional jumps need an exact bool: TO_BOOL converts the tested value first.
+BRANCH_NEEDS_TO_BOOL = "TO_BOOL" in _OPS

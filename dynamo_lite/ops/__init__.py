@@ -1,1 +1,28 @@
-"""The op registry: each op declared once (meta rule + kernel)."""
+"""The op registry: each op declared once (meta rule + kernel), plus the Tensor methods built on it.
+
+Importing this package registers every op and installs the Tensor methods and operators.
+Registry ops are attributes of the package: ``dynamo_lite.ops.add`` is the ``Op`` named
+"add" (call it like a function; it dispatches eagerly or records while tracing), whereas
+``dl.add`` is the public function that normalizes arguments before calling it.
+"""
+from . import registry
+from .registry import REGISTRY, Op, get_op, register_op
+from . import (  # noqa: F401  (importing a module registers its ops)
+    conversions, views, indexing, factories,
+    pointwise, unary, comparison, reductions, normalization, linalg, shape_ops, conv, nn_ops,
+)
+from .methods import TENSOR_METHODS, install_tensor_methods
+
+install_tensor_methods()
+
+
+def __getattr__(name: str):
+    """``dynamo_lite.ops.<name>`` is the registry op of that name."""
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute or op {name!r}") from None
+
+
+def __dir__():
+    return sorted(set(globals()) | set(REGISTRY))

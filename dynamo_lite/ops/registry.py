@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .dispatch import dispatch
+
 
 @dataclass(eq=False)
 class Op:
@@ -31,8 +33,6 @@ class Op:
     doc: str = ""
 
     def __call__(self, *args, **kwargs):
-        from .dispatch import dispatch
-
         return dispatch(self, args, kwargs)
 
     @property

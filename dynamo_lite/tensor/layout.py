@@ -151,7 +151,7 @@ def broadcast_shapes(*shapes) -> tuple:
             elif size != 1 and size != result[j]:
                 raise RuntimeError(
                     f"The size of tensor a ({result[j]}) must match the size of tensor b ({size}) "
-                    f"at non-singleton dimension {i}"
+                    f"at non-singleton dimension {j}"
                 )
     return tuple(result)
 

@@ -14,7 +14,7 @@ from . import handles
 
 @handles("KW_NAMES")
 def kw_names(tx, ins):
-    tx.kw_names = ins.argval
+    tx.kw_names = tx.code.co_consts[ins.arg]  # 3.11's dis leaves argval unresolved
 
 
 def _split_kwargs(args: list, names) -> tuple:

@@ -74,9 +74,9 @@ def load_global(tx, ins):
         tx.push(NULL)
 
 
-@handles("STORE_GLOBAL", "DELETE_GLOBAL")
+@handles("STORE_GLOBAL")
 def store_global(tx, ins):
-    raise Unsupported(f"assignment to global {ins.argval!r} (a side effect)")
+    tx.output.side_effects.store_global(tx.f_globals, ins.argval, tx.pop(), tx.globals_source)
 
 
 def _cell(tx, name) -> CellVariable:
@@ -123,9 +123,15 @@ def load_method(tx, ins):
     _push_attribute(tx, obj.var_getattr(tx, ins.argval), True)
 
 
-@handles("STORE_ATTR", "DELETE_ATTR")
+@handles("STORE_ATTR")
 def store_attr(tx, ins):
-    raise Unsupported(f"assignment to attribute {ins.argval!r} (a side effect)")
+    from ..variables.objects import ObjectVariable
+
+    target = tx.pop()
+    value = tx.pop()
+    if not isinstance(target, ObjectVariable) or isinstance(target.value, type):
+        raise Unsupported(f"assignment to attribute {ins.argval!r} of {target}")
+    tx.output.side_effects.store_attribute(target, ins.argval, value)
 
 
 @handles("PUSH_NULL")

@@ -161,14 +161,15 @@ def store_subscript(tx, container, key, value):
     if isinstance(container, TensorVariable):
         TracedCallableVariable(operator.setitem, "Tensor.__setitem__").call(tx, [container, key, value], {})
         return
-    if isinstance(container, (ListVariable, DictVariable)) and container.source is None:
+    if isinstance(container, (ListVariable, DictVariable)):
+        tx.output.side_effects.mutate_container(container)
         k = key.as_python_constant()
         if isinstance(container, ListVariable) and isinstance(k, slice):
             container.items[k] = value.unpack(tx)
         else:
             container.items[k] = value
         return
-    raise Unsupported("item assignment to a container from outside the compiled region (a side effect)")
+    raise Unsupported(f"item assignment to {container}")
 
 
 @handles("STORE_SUBSCR")

@@ -6,14 +6,14 @@ import types
 from ...ops.registry import Op
 from ...tensor.device import device as Device
 from ...tensor.dtype import dtype as DType
-from ...tensor.layout import _MemoryFormat
+from ...tensor.layout import Size, _MemoryFormat
 from ...tensor.tensor import Tensor
 from .. import guards as G
 from ..errors import Unsupported
 from ..proxy import ProxyTensor
 from ..sources import AttrSource, ItemSource
 from .base import CONSTANT_TYPES, ConstantVariable, VariableTracker
-from .builtins import BuiltinVariable, is_builtin
+from .builtins import BuiltinVariable, PureFunctionVariable, is_builtin, is_pure_library_function
 from .containers import DictVariable, ListVariable, NamedTupleVariable, TupleVariable
 from .functions import UserFunctionVariable, UserMethodVariable
 from .objects import ClassVariable, NNModuleVariable, NoOpContextVariable, PythonModuleVariable, UserObjectVariable
@@ -26,7 +26,7 @@ TRACEABLE_MODULE_PREFIXES = ("dynamo_lite.ops", "dynamo_lite.tensor", "dynamo_li
 SIDE_EFFECT_FUNCTIONS = {"manual_seed", "set_default_dtype", "from_numpy", "from_dlpack", "seed",
                          "set_printoptions", "get_rng_state", "set_rng_state"}
 
-CONSTANT_LIKE = (DType, Device, _MemoryFormat)
+CONSTANT_LIKE = (DType, Device, _MemoryFormat, Size)
 
 
 class DisabledFunctionVariable(VariableTracker):
@@ -70,12 +70,23 @@ def wrap(tx, value, source) -> VariableTracker:
         _guard(tx, source, G.TYPE_MATCH, type(value))
         items = [wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)]
         return NamedTupleVariable(items, type(value), source)
+    known = tx.output.objects.get(id(value)) if isinstance(value, (list, dict)) else None
+    if known is not None:
+        return known[1]
+    if type(value) is list and source is not None:
+        _guard(tx, source, G.TYPE_MATCH, list)
+
+        def realize():
+            _guard(tx, source, G.LENGTH_MATCH, len(value))
+            return [wrap(tx, v, ItemSource(source, i)) for i, v in enumerate(value)]
+
+        return _remember(tx, value, ListVariable((), source, realize=realize))
     if type(value) in (tuple, list) or isinstance(value, tuple):
         _guard(tx, source, G.TYPE_MATCH, type(value))
         _guard(tx, source, G.LENGTH_MATCH, len(value))
         items = [wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)]
         if isinstance(value, list):
-            return ListVariable(items, source)
+            return _remember(tx, value, ListVariable(items, source))
         if type(value) is not tuple:
             return ConstantVariable(value, source) if all(i.is_python_constant() for i in items) else TupleVariable(items, source)
         return TupleVariable(items, source)
@@ -84,8 +95,15 @@ def wrap(tx, value, source) -> VariableTracker:
             raise Unsupported("a dict with non-constant keys")
         _guard(tx, source, G.TYPE_MATCH, dict)
         _guard(tx, source, G.DICT_KEYS, tuple(value))
-        return DictVariable({k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()}, source)
+        items = {k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()}
+        return _remember(tx, value, DictVariable(items, source))
     return _wrap_object(tx, value, source)
+
+
+def _remember(tx, value, variable):
+    """One variable per mutable object, so a mutation through one name is seen by all."""
+    tx.output.objects[id(value)] = (value, variable)
+    return variable
 
 
 def _wrap_object(tx, value, source) -> VariableTracker:
@@ -109,6 +127,8 @@ def _object_variable(tx, value, source) -> VariableTracker:
         return TracedCallableVariable(value, f"dl.ops.{value.name}", source)
     if any(value is t for t in BUILTIN_TYPES) or (is_builtin(value) and not isinstance(value, type)):
         return BuiltinVariable(value, source)
+    if is_pure_library_function(value):
+        return PureFunctionVariable(value, source)
     if callable(value) and is_disabled(value):
         return DisabledFunctionVariable(value, f"call to {getattr(value, '__qualname__', value)}, marked with dl.disable", source)
     if isinstance(value, types.FunctionType):
@@ -178,13 +198,13 @@ def wrap_traced_result(tx, value) -> VariableTracker:
         raise Unsupported("a library call returned a concrete tensor while tracing (not capturable)")
     if isinstance(value, tuple) and hasattr(value, "_fields"):
         return NamedTupleVariable([wrap_traced_result(tx, v) for v in value], type(value))
+    if type(value) in CONSTANT_TYPES or isinstance(value, CONSTANT_LIKE) or value is None:
+        return ConstantVariable(value)
     if isinstance(value, (tuple, list)):
         items = [wrap_traced_result(tx, v) for v in value]
         return ListVariable(items) if isinstance(value, list) else TupleVariable(items)
     if isinstance(value, dict):
         return DictVariable({k: wrap_traced_result(tx, v) for k, v in value.items()})
-    if type(value) in CONSTANT_TYPES or isinstance(value, CONSTANT_LIKE) or value is None:
-        return ConstantVariable(value)
     if callable(value) and hasattr(value, "__self__") and isinstance(value.__self__, ProxyTensor):
         return TracedCallableVariable(value)
     raise Unsupported(f"library call returned an unsupported value of type {type(value).__name__}")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import types
 
 from ..errors import Unsupported
 from .base import ConstantVariable, VariableTracker
@@ -209,6 +210,40 @@ class BuiltinVariable(VariableTracker):
         return f"BuiltinVariable({getattr(self.fn, '__name__', self.fn)})"
 
 
+#: C modules whose functions are pure: called directly when every argument is a constant.
+PURE_MODULES = ("math", "cmath", "operator", "_operator")
+
+
 def is_builtin(value) -> bool:
     name = getattr(value, "__name__", None)
     return name is not None and getattr(builtins, name, None) is value
+
+
+def is_pure_library_function(value) -> bool:
+    return isinstance(value, types.BuiltinFunctionType) and getattr(value, "__module__", None) in PURE_MODULES
+
+
+class PureFunctionVariable(VariableTracker):
+    """A function of ``math``/``operator``: folded when its arguments are constants."""
+
+    def __init__(self, fn, source=None):
+        self.fn, self.source = fn, source
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        if not _all_constant(args, kwargs):
+            if any(isinstance(a, TensorVariable) for a in args) and self.fn.__module__ in ("operator", "_operator"):
+                return TracedCallableVariable(self.fn, self.fn.__name__).call(tx, args, kwargs)
+            raise Unsupported(f"{self.fn.__module__}.{self.fn.__name__}() of values that are not constants")
+        from .builder import wrap_constant_result
+
+        values, kw = _constants(args, kwargs)
+        try:
+            return wrap_constant_result(self.fn(*values, **kw))
+        except Exception as exc:
+            raise Unsupported(f"{self.fn.__name__}() raised {type(exc).__name__}: {exc}") from None
+
+    def reconstruct(self, cg) -> None:
+        cg.load_const(self.fn)

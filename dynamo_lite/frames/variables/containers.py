@@ -6,13 +6,36 @@ from .base import ConstantVariable, VariableTracker
 
 
 class BaseListVariable(VariableTracker):
-    """Shared behaviour of tuples and lists of variables."""
+    """Shared behaviour of tuples and lists of variables.
+
+    A list read from outside the frame is realized lazily: its length and items are
+    guarded only once something reads them, so code that only appends to it (a log, a
+    cache of results) does not recompile every time the list grows.
+    """
 
     container_type: type = tuple
 
-    def __init__(self, items, source=None):
-        self.items = list(items)
+    def __init__(self, items, source=None, realize=None):
+        self._items = None if realize is not None else list(items)
+        self._realize = realize
+        self.pending: list = []  # appended before the contents were realized
+        self.replaced = False  # the side effects replay the whole contents
         self.source = source
+
+    @property
+    def items(self) -> list:
+        if self._items is None:
+            self._items = self._realize() + self.pending
+            self._realize = None
+        return self._items
+
+    @items.setter
+    def items(self, value) -> None:
+        self._items = list(value)
+
+    @property
+    def realized(self) -> bool:
+        return self._items is not None
 
     def python_type(self) -> type:
         return self.container_type
@@ -41,6 +64,9 @@ class BaseListVariable(VariableTracker):
             raise Unsupported(f"bad index {index!r}: {exc}") from None
 
     def reconstruct(self, cg) -> None:
+        if self.source is not None:  # the caller's own object; replayed effects update it
+            self.source.reconstruct(cg)
+            return
         for item in self.items:
             item.reconstruct(cg)
         cg.build(self.container_type, len(self.items))
@@ -114,8 +140,14 @@ class ListMethodVariable(VariableTracker):
     def call(self, tx, args, kwargs):
         if kwargs:
             raise Unsupported(f"list.{self.name} with keyword arguments")
-        if self.target.source is not None:
-            raise Unsupported(f"mutating list {self.target.source.name()} that came from outside the frame")
+        target = self.target
+        if not target.realized and self.name in ("append", "extend"):
+            added = [args[0]] if self.name == "append" else args[0].unpack(tx)
+            target.pending.extend(added)
+            tx.output.side_effects.extend_container(target, added)
+            return ConstantVariable(None)
+        if self.name != "copy":
+            tx.output.side_effects.mutate_container(self.target)
         result = _LIST_METHODS[self.name](self.target.items, tx, *args)
         return result if isinstance(result, VariableTracker) else ConstantVariable(None)
 
@@ -154,6 +186,9 @@ class DictVariable(VariableTracker):
         raise Unsupported(f"dict.{name}")
 
     def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            self.source.reconstruct(cg)
+            return
         for key, value in self.items.items():
             cg.load_const(key)
             value.reconstruct(cg)

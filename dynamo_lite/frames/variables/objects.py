@@ -37,6 +37,9 @@ class ObjectVariable(VariableTracker):
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap
 
+        stored = tx.output.side_effects.attribute(self.value, name)
+        if stored is not None:
+            return stored
         source = AttrSource(self.source, name) if self.source is not None else None
         static = _static_attr(self.value, name)
         if isinstance(static, types.FunctionType):
@@ -80,6 +83,9 @@ class NNModuleVariable(ObjectVariable):
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap
 
+        stored = tx.output.side_effects.attribute(self.value, name)
+        if stored is not None:
+            return stored
         module = self.value
         source = AttrSource(self.source, name) if self.source is not None else None
         for table in ("_parameters", "_buffers", "_modules"):
@@ -171,12 +177,21 @@ class NoOpContextVariable(VariableTracker):
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         if name in ("__exit__", "__enter__"):
-            return NoOpExitVariable()
+            return NoOpExitVariable(getattr(self.value, name))
         raise Unsupported(f"attribute {name!r} of {type(self.value).__name__}")
+
+    def reconstruct(self, cg) -> None:
+        cg.load_const(self.value)
 
 
 class NoOpExitVariable(VariableTracker):
     """The ``__exit__`` pushed by BEFORE_WITH for a no-op context manager."""
 
+    def __init__(self, bound):
+        self.bound = bound
+
     def call(self, tx, args, kwargs) -> VariableTracker:
         return ConstantVariable(None)
+
+    def reconstruct(self, cg) -> None:
+        cg.load_const(self.bound)  # a resume function inside the block calls it on exit

@@ -31,7 +31,7 @@ class TensorVariable(VariableTracker):
         with tx.output.tracing(f"Tensor.{name}"):
             value = getattr(self.proxy, name)
         if callable(value) and hasattr(value, "__self__"):
-            return TracedCallableVariable(value, f"Tensor.{name}")
+            return TensorMethodVariable(self, name, value)
         return wrap_traced_result(tx, value)
 
     def unpack(self, tx) -> list:
@@ -46,7 +46,10 @@ class TensorVariable(VariableTracker):
         )
 
     def reconstruct(self, cg) -> None:
-        cg.load_graph_value(self)
+        if self.source is not None:  # the very object the frame received (identity kept)
+            self.source.reconstruct(cg)
+        else:
+            cg.load_graph_value(self)
 
     def __repr__(self) -> str:
         return f"TensorVariable({self.proxy.node.name})"
@@ -79,5 +82,23 @@ class TracedCallableVariable(VariableTracker):
             result = self.fn(*values, **kw)
         return wrap_traced_result(tx, result)
 
+    def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            self.source.reconstruct(cg)
+        else:
+            cg.load_const(self.fn)
+
     def __repr__(self) -> str:
         return f"TracedCallableVariable({self.description})"
+
+
+class TensorMethodVariable(TracedCallableVariable):
+    """A tensor's bound method (``x.relu``); rebuilt in bytecode as ``x`` + LOAD_ATTR."""
+
+    def __init__(self, tensor: TensorVariable, name: str, bound):
+        super().__init__(bound, f"Tensor.{name}")
+        self.tensor, self.name = tensor, name
+
+    def reconstruct(self, cg) -> None:
+        self.tensor.reconstruct(cg)
+        cg.load_attr(self.name)

@@ -1,0 +1,1 @@
+"""Reproducible benchmarks: the model zoo, NumPy baselines and (later) timing scripts."""

@@ -1,0 +1,119 @@
+"""Per-code-object cache of translations: a most-recent-first list of guarded entries."""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .context import CompileConfig
+
+
+@dataclass
+class CacheEntry:
+    """One translation of a frame, valid for the calls its guard accepts.
+
+    Attributes:
+        guard: ``guard(values) -> bool``; True if this entry applies to a call
+            (``values`` as in ``FrameRequest.values``).
+        run: ``run(*values)`` -> the frame's return value; None means run the original
+            body (an eager-fallback entry).
+        describe_failure: ``describe_failure(values)`` -> the first failing guard in words
+            (``"x.shape[0]: expected 64, got 32"``), or None if every guard passes.
+        config: the compile configuration the entry was made under.
+        info: what explain/debug show: ``"graphs"`` (list of graph modules; counted in
+            ``dl.stats().graph_count``), guards text, bytecode diff, break reasons,
+            ``"fallback_reason"`` for eager entries.
+    """
+
+    guard: Callable[[tuple], bool]
+    run: Callable | None
+    describe_failure: Callable[[tuple], str | None]
+    config: CompileConfig
+    info: dict = field(default_factory=dict)
+
+
+def _always(values) -> bool:
+    return True
+
+
+def _never_fails(values) -> None:
+    return None
+
+
+def fallback_entry(config: CompileConfig, reason: str) -> CacheEntry:
+    """An entry that accepts every call and runs the original body (cached eager fallback)."""
+    return CacheEntry(_always, None, _never_fails, config, {"fallback_reason": reason})
+
+
+def _same_config(entry: CacheEntry, config: CompileConfig) -> bool:
+    return entry.config is config or entry.config == config
+
+
+class CodeCache:
+    """The cache of one original code object, plus what its prologue passes.
+
+    The instrumented code holds this object as a constant and passes it to the dispatcher
+    as the key, so a call finds its cache without a lookup. ``entries`` is a tuple
+    replaced as a whole under the hook's lock: readers on other threads iterate a
+    snapshot without locking.
+
+    Attributes:
+        code: the original code object.
+        instrumented: the code with the dispatch prologue (set by the hook).
+        names: argument names then free-variable names, in prologue order.
+        n_free: how many trailing values arrive as cells (the free variables).
+        entries: most-recent-first ``CacheEntry`` tuple.
+        gave_up: True once the cache size limit was hit: misses run eagerly.
+        last_failure: the worded guard failure of the last recompile, if any.
+    """
+
+    __slots__ = ("code", "instrumented", "names", "n_free", "entries", "gave_up", "last_failure")
+
+    def __init__(self, code: types.CodeType, names: tuple[str, ...], n_free: int):
+        self.code = code
+        self.instrumented: types.CodeType | None = None
+        self.names = names
+        self.n_free = n_free
+        self.entries: tuple[CacheEntry, ...] = ()
+        self.gave_up = False
+        self.last_failure: str | None = None
+
+    @property
+    def where(self) -> str:
+        """``qualname (file:line)`` of the code, for messages."""
+        code = self.code
+        return f"{code.co_qualname} ({code.co_filename}:{code.co_firstlineno})"
+
+    def lookup(self, config: CompileConfig, values: tuple) -> CacheEntry | None:
+        """The most recent entry made under ``config`` whose guard accepts ``values``."""
+        for entry in self.entries:
+            if (entry.config is config or entry.config == config) and entry.guard(values):
+                return entry
+        return None
+
+    def add(self, entry: CacheEntry) -> None:
+        """Put ``entry`` first (caller holds the hook's lock)."""
+        self.entries = (entry,) + self.entries
+
+    def entries_for(self, config: CompileConfig) -> list[CacheEntry]:
+        """Entries made under ``config``, most recent first."""
+        return [entry for entry in self.entries if _same_config(entry, config)]
+
+    def first_failure(self, config: CompileConfig, values: tuple) -> str | None:
+        """The worded guard failure of the most recent entry under ``config``, if any."""
+        for entry in self.entries_for(config):
+            try:
+                reason = entry.describe_failure(values)
+            except Exception as exc:  # a guard that raises is a failing guard, not a crash
+                reason = f"guard check raised {type(exc).__name__}: {exc}"
+            return reason or "guards passed, but the entry did not match"
+        return None
+
+    def clear(self) -> None:
+        """Drop every entry and the give-up mark."""
+        self.entries = ()
+        self.gave_up = False
+        self.last_failure = None
+
+    def __repr__(self) -> str:
+        return f"<CodeCache {self.where}: {len(self.entries)} entries>"

@@ -1,0 +1,111 @@
+"""CPython 3.11–3.13 bytecode differences the frame hook needs, as tables filtered by ``opcode.opmap``.
+
+Every choice here is made once, at import, from what the running interpreter's opcode
+table holds; callers never look at ``sys.version_info``. Pseudo-instructions (numbered
+from 256 in 3.12+, e.g. ``LOAD_METHOD`` or 3.13's ``LOAD_CLOSURE``) do not count as
+available: the ``bytecode`` library accepts only real opcodes.
+"""
+from __future__ import annotations
+
+import inspect
+import opcode
+from dataclasses import dataclass
+
+from bytecode import FreeVar, Instr
+
+_FIRST_PSEUDO_OPCODE = 256
+
+
+def has_opcode(name: str) -> bool:
+    """True if ``name`` is a real (not pseudo) opcode of the running interpreter."""
+    return opcode.opmap.get(name, _FIRST_PSEUDO_OPCODE) < _FIRST_PSEUDO_OPCODE
+
+
+def first_opcode(*names: str) -> str:
+    """The first of ``names`` that is a real opcode here (candidates listed oldest first)."""
+    for name in names:
+        if has_opcode(name):
+            return name
+    raise RuntimeError(f"none of the opcodes {names} exists in this Python")
+
+
+# Instructions that set up a frame before its first line runs; the prologue goes after them.
+SETUP_OPCODES = frozenset(name for name in ("COPY_FREE_VARS", "MAKE_CELL", "RESUME") if has_opcode(name))
+
+# Code flags of functions whose call creates a generator-like object instead of running the
+# body: the hook never instruments them.
+GENERATOR_FLAGS = (
+    inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+)
+
+# 3.11 has direction-specific conditional jumps; 3.12+ only the plain names.
+POP_JUMP_IF_NONE = first_opcode("POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_IF_NONE")
+POP_JUMP_IF_TRUE = first_opcode("POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_IF_TRUE")
+
+# Loading a cell object itself (not its contents): LOAD_CLOSURE up to 3.12; in 3.13 it is a
+# pseudo-instruction and LOAD_FAST on the cell's slot does the same.
+LOAD_CELL = first_opcode("LOAD_CLOSURE", "LOAD_FAST")
+
+# 3.12 folded LOAD_METHOD into LOAD_ATTR, whose argument became (is_method, name).
+LOAD_ATTR_HAS_METHOD_FLAG = not has_opcode("LOAD_METHOD")
+
+
+def load_attr(name: str, *, location=None) -> Instr:
+    """``LOAD_ATTR name`` (plain attribute load, not the method form)."""
+    arg = (False, name) if LOAD_ATTR_HAS_METHOD_FLAG else name
+    return Instr("LOAD_ATTR", arg, location=location)
+
+
+def load_cell(name: str, *, location=None) -> Instr:
+    """Push the cell object of free variable ``name``."""
+    return Instr(LOAD_CELL, FreeVar(name), location=location)
+
+
+@dataclass(frozen=True)
+class CallConvention:
+    """How a call of a callable with positional arguments is spelled.
+
+    Attributes:
+        marker: an opcode that exists exactly in the versions using this convention.
+        null_after_callable: 3.13 pushes the callable, then NULL; 3.11/3.12 NULL first.
+        precall: 3.11 needs ``PRECALL n`` before ``CALL n``.
+    """
+
+    marker: str
+    null_after_callable: bool
+    precall: bool
+
+
+# Most specific marker first; the last row is the fallback every supported version has.
+CALL_CONVENTIONS = (
+    CallConvention(marker="PRECALL", null_after_callable=False, precall=True),  # 3.11
+    CallConvention(marker="CALL_KW", null_after_callable=True, precall=False),  # 3.13
+    CallConvention(marker="CALL", null_after_callable=False, precall=False),  # 3.12
+)
+CALL_CONVENTION = next(conv for conv in CALL_CONVENTIONS if has_opcode(conv.marker))
+
+
+def call_const(fn, arg_instrs: list[Instr], nargs: int, *, location=None) -> list[Instr]:
+    """Instructions calling the constant ``fn`` with the ``nargs`` values ``arg_instrs`` push."""
+    callee = [Instr("LOAD_CONST", fn, location=location), Instr("PUSH_NULL", location=location)]
+    if not CALL_CONVENTION.null_after_callable:
+        callee.reverse()
+    call = [Instr("CALL", nargs, location=location)]
+    if CALL_CONVENTION.precall:
+        call.insert(0, Instr("PRECALL", nargs, location=location))
+    return callee + list(arg_instrs) + call
+
+
+def call_with_receiver(fn, arg_instrs: list[Instr], nargs: int, *, location=None) -> list[Instr]:
+    """Call the constant ``fn`` as ``fn(receiver, *args)`` where ``receiver`` is on the stack.
+
+    Every supported version reads ``[callable, self, args...]`` under CALL as a method
+    call (3.11/3.12: a non-NULL slot below the callable is the method; 3.13: the slot
+    above the callable is self), so pushing ``fn`` and swapping it under the receiver
+    needs no version-specific order.
+    """
+    call = [Instr("CALL", nargs, location=location)]
+    if CALL_CONVENTION.precall:
+        call.insert(0, Instr("PRECALL", nargs, location=location))
+    swap = [Instr("LOAD_CONST", fn, location=location), Instr("SWAP", 2, location=location)]
+    return swap + list(arg_instrs) + call

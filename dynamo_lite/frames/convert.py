@@ -1,0 +1,152 @@
+"""convert_frame: translate one frame into a cache entry (graphs, guards, transformed code)."""
+from __future__ import annotations
+
+import time
+
+from ..graph import GraphModule
+from ..tensor.dtype import DEFAULT as DEFAULT_DTYPE
+from . import debug
+from .cache import CacheEntry
+from .codegen import TransformedCodeBuilder
+from .context import FrameRequest
+from .errors import Unsupported
+from .graph_break import BreakPlan, log_break
+from .guards import ID_MATCH, compile_guards
+from .output_graph import OutputGraph
+from .resume import ResumeFunctions
+from .sources import LocalSource
+from .translator import GraphBreak, InstructionTranslator
+from .variables.base import CellVariable
+from .variables.builder import wrap
+from .variables.containers import BaseListVariable, DictVariable, IteratorVariable
+from .variables.tensor import TensorVariable
+
+
+def resume_functions_of(hook) -> ResumeFunctions:
+    """The hook's cache of resume functions (made on first use, cleared by ``dl.reset``)."""
+    functions = getattr(hook, "resume_functions", None)
+    if functions is None:
+        functions = hook.resume_functions = ResumeFunctions()
+        hook.add_reset_callback(functions.clear)
+    return functions
+
+
+def convert_frame(request: FrameRequest) -> CacheEntry:
+    """Trace ``request``'s frame symbolically and build the entry that replaces it.
+
+    The frame is captured up to its return or up to its first graph break; after a
+    break the transformed code runs the unsupported instruction eagerly and calls a
+    resume function for the rest. Raises ``Unsupported`` (with the user's file and line)
+    when nothing useful can be captured; the dispatcher then runs the frame eagerly.
+    """
+    started = time.perf_counter()
+    code = request.code
+    resume_functions = resume_functions_of(request.hook) if request.hook is not None else ResumeFunctions()
+    output = OutputGraph()
+    tx = InstructionTranslator(code, request.f_globals, {}, output, allow_breaks=not request.config.fullgraph)
+    free = set(code.co_freevars)
+    for name, value in zip(request.names, request.values):
+        variable = wrap(tx, value, LocalSource(name))
+        tx.locals[name] = CellVariable(variable, name, external=True) if name in free else variable
+    for name in code.co_cellvars:  # arguments captured by inner functions live in cells
+        if name in tx.locals and not isinstance(tx.locals[name], CellVariable):
+            tx.locals[name] = CellVariable(tx.locals[name], name)
+
+    builder = TransformedCodeBuilder(code, request.names)
+    break_reasons, plan = [], None
+    try:
+        returned = tx.run()
+        live = [returned]
+    except GraphBreak as graph_break:
+        output.rollback(graph_break.snapshot.checkpoint)
+        reason = graph_break.reason
+        has_work = any(node.op == "call_function" for node in output.graph.nodes) or len(output.side_effects)
+        plan = BreakPlan(tx, graph_break.snapshot, resume_functions, request.f_globals, has_work, request.cells)
+        callee = getattr(reason, "callee", None)
+        if callee is not None and request.hook is not None:
+            request.hook.instrument(callee)  # its own frame compiles when the eager call runs it
+        break_reasons.append(_break_reason(reason))
+        log_break(code, reason)
+        live = plan.live_variables()
+
+    try:
+        graphs = _emit_graph(builder, output, request, live)
+        output.side_effects.replay(builder)
+        if plan is None:
+            builder.emit_return(returned)
+        else:
+            plan.emit(builder, request.hook)
+    except Unsupported as exc:
+        if plan is None:
+            raise
+        raise Unsupported(f"{reason.reason} (and the frame cannot resume after it: {exc.reason})",
+                          reason.filename, reason.lineno, reason.hint) from exc
+    run = builder.build_function(request.f_globals)
+
+    output.guards.add(_DefaultDtypeSource(), ID_MATCH, DEFAULT_DTYPE.value)
+    compiled_guards = compile_guards(output.guards, request.names, request.f_globals)
+    info = {
+        "graphs": graphs,
+        "guards": output.guards.text(),
+        "guard_code": compiled_guards.source_code,
+        "original_code": code,
+        "transformed_code": run.__code__,
+        "compile_time_s": time.perf_counter() - started,
+        "break_reasons": break_reasons,
+        "bytecode_diff": debug.bytecode_diff(code, run.__code__),
+        "resume_diffs": [debug.resume_diff(resume_functions, fn) for fn in (plan.resume_diffs if plan else ())],
+    }
+    debug.report(request, info)
+    return CacheEntry(compiled_guards.check, run, compiled_guards.describe_failure, request.config, info)
+
+
+def _emit_graph(builder, output, request, live: list) -> list:
+    """Finish the graph (outputs = tensors the code after it needs) and emit its call."""
+    outputs = _graph_outputs(live + output.side_effects.values())
+    graph = output.graph
+    if not outputs and not any(node.op == "call_function" for node in graph.nodes):
+        return []
+    builder.graph_output_index = {node: i for i, node in enumerate(outputs)}
+    graph.output(tuple(outputs))
+    graph.eliminate_dead_code()
+    gm = GraphModule(output.attributes, graph, class_name=f"Graph_{request.code.co_name}")
+    compiled = request.config.backend(gm, list(output.example_inputs))
+    builder.emit_graph_call(compiled, output.input_variables)
+    return [gm]
+
+
+def _graph_outputs(variables: list) -> list:
+    """Graph nodes the given variables need that cannot be reloaded from a source."""
+    nodes: dict = {}
+    pending = list(variables)
+    while pending:
+        variable = pending.pop(0)
+        if isinstance(variable, TensorVariable):
+            if variable.source is None:
+                nodes.setdefault(variable.node, None)
+        elif isinstance(variable, (BaseListVariable, IteratorVariable)):
+            pending.extend(variable.items)
+        elif isinstance(variable, DictVariable):
+            pending.extend(variable.items.values())
+        elif isinstance(variable, CellVariable) and variable.contents is not None:
+            pending.append(variable.contents)
+    return list(nodes)
+
+
+def _break_reason(reason: Unsupported):
+    from .explain import BreakReason
+
+    return BreakReason(reason.reason, reason.filename, reason.lineno, reason.hint)
+
+
+class _DefaultDtypeSource(LocalSource):
+    """The default dtype, which factories inside the graph depend on."""
+
+    def __init__(self):
+        super().__init__("__dl_default_dtype")
+
+    def expr(self) -> str:
+        return "__dl_DEFAULT_DTYPE.value"
+
+    def name(self) -> str:
+        return "dl.get_default_dtype()"

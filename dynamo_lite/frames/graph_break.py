@@ -1,0 +1,150 @@
+"""Code for a graph break: run the graph so far, one instruction eagerly, then resume."""
+from __future__ import annotations
+
+from bytecode import Bytecode, Instr, Label
+
+from . import version_tables as V
+from .errors import Unsupported
+from .liveness import live_locals
+from .logs import graph_breaks_log
+from .resume import real_instructions
+from .variables.base import CellVariable, NullVariable
+from .variables.containers import IteratorVariable
+from .variables.tensor import TensorVariable
+
+TEMP_PREFIX = "__dl_result"
+
+
+def _layout(variables) -> tuple:
+    return tuple("null" if isinstance(v, NullVariable) else "iter" if isinstance(v, IteratorVariable) else "value"
+                 for v in variables)
+
+
+class BreakPlan:
+    """How the transformed code continues after the graph: the instruction it runs
+    eagerly (if any) and the resume function(s) it calls.
+
+    Args:
+        tx: the translator of the compiled frame, stopped at ``snapshot.index``.
+        snapshot: its state before that instruction.
+        resume_functions: the ResumeFunctions cache of the frame hook.
+        f_globals: the frame's globals.
+    """
+
+    def __init__(self, tx, snapshot, resume_functions, f_globals, graph_has_work: bool, cells: tuple = ()):
+        self.tx = tx
+        self.snapshot = snapshot
+        self.resume = resume_functions
+        self.f_globals = f_globals
+        self.cells = cells
+        self.instruction = tx.instructions[snapshot.index]
+        self.original_code, self.original_index = resume_functions.original_position(tx.code, snapshot.index)
+        self.original_instructions = real_instructions(Bytecode.from_code(self.original_code))
+        free = set(self.original_code.co_freevars)  # resume functions close over the same cells
+        self.locals = {}
+        for name, var in snapshot.locals.items():
+            if isinstance(var, CellVariable):
+                var = var.contents
+            if var is not None and name not in free:
+                self.locals[name] = var
+        name = self.instruction.opname
+        stack = snapshot.stack
+        if name in V.CONDITIONAL_JUMPS and stack and isinstance(stack[-1], TensorVariable):
+            self.mode = "branch"
+        elif name in V.EAGER_STACK_EFFECTS:
+            self.mode = "eager"
+        elif graph_has_work:
+            self.mode = "resume"
+        else:
+            raise Unsupported("nothing before the unsupported instruction could be compiled")
+        self.resume_diffs: list = []
+
+    # -- what stays alive ------------------------------------------------------------------
+    def live_variables(self) -> list:
+        """Stack and local variables the code after the break can still use."""
+        return [v for v in self.snapshot.stack if not isinstance(v, NullVariable)] + list(self.locals.values())
+
+    def _local_names(self, resume_index: int) -> tuple:
+        live = live_locals(self.original_code, resume_index)
+        return tuple(name for name in self.locals if name in live)
+
+    def _resume_function(self, resume_index: int, layout: tuple):
+        names = self._local_names(resume_index)
+        fn = self.resume.get(self.original_code, resume_index, layout, names, self.f_globals, self.cells)
+        return fn, names
+
+    # -- emission --------------------------------------------------------------------------
+    def emit(self, cg, hook) -> None:
+        {"eager": self._emit_eager, "branch": self._emit_branch, "resume": self._emit_resume}[self.mode](cg, hook)
+
+    def _call_resume(self, cg, hook, resume_index: int, below: list, results: int) -> None:
+        """Call the resume function with the stack items ``below`` (variables), then the
+        ``results`` values stored in temporaries, then the live locals; return its value."""
+        layout = _layout(below) + ("value",) * results
+        fn, names = self._resume_function(resume_index, layout)
+        self.resume_diffs.append(fn.__code__)  # before the hook swaps in its prologue
+        if hook is not None:
+            hook.instrument(fn)
+
+        def emit_args():
+            count = 0
+            for variable in below:
+                if isinstance(variable, NullVariable):
+                    continue
+                variable.reconstruct(cg)
+                count += 1
+            for i in range(results):
+                cg.load_fast(f"{TEMP_PREFIX}{i}")
+            for name in names:
+                self.locals[name].reconstruct(cg)
+
+        nargs = sum(1 for kind in layout if kind != "null") + len(names)
+        cg.call_const(fn, emit_args, nargs)
+        cg.emit("RETURN_VALUE")
+
+    def _original(self, index: int) -> Instr:
+        instr = self.original_instructions[index].copy()
+        return instr
+
+    def _emit_eager(self, cg, hook) -> None:
+        pops, pushes = V.EAGER_STACK_EFFECTS[self.instruction.opname](self.instruction.arg or 0)
+        stack = self.snapshot.stack
+        below, operands = stack[: len(stack) - pops], stack[len(stack) - pops:]
+        for variable in operands:
+            variable.reconstruct(cg)
+        first = self.original_index
+        while first > 0 and self.original_instructions[first - 1].name in V.CALL_COMPANIONS:
+            first -= 1
+        for index in range(first, self.original_index + 1):
+            cg.instructions.append(self._original(index))
+        for i in reversed(range(pushes)):
+            cg.store_fast(f"{TEMP_PREFIX}{i}")
+        self._call_resume(cg, hook, self.original_index + 1, below, pushes)
+
+    def _emit_branch(self, cg, hook) -> None:
+        mode, _ = V.CONDITIONAL_JUMPS[self.instruction.opname]
+        stack = self.snapshot.stack
+        below, condition = stack[:-1], stack[-1]
+        condition.reconstruct(cg)
+        if V.BRANCH_NEEDS_TO_BOOL:
+            cg.emit("TO_BOOL")
+        taken = Label()
+        jump = self._original(self.original_index)
+        jump.arg = taken
+        cg.instructions.append(jump)
+        self._call_resume(cg, hook, self.original_index + 1, below, 0)
+        cg.instructions.append(taken)
+        target = self.tx.index_of_offset[self.instruction.argval]
+        _, target_index = self.resume.original_position(self.tx.code, target)
+        if mode == "keep_if_jump":  # the jump kept the tested value on the stack
+            cg.store_fast(f"{TEMP_PREFIX}0")
+            self._call_resume(cg, hook, target_index, below, 1)
+        else:
+            self._call_resume(cg, hook, target_index, below, 0)
+
+    def _emit_resume(self, cg, hook) -> None:
+        self._call_resume(cg, hook, self.original_index, self.snapshot.stack, 0)
+
+
+def log_break(code, reason) -> None:
+    graph_breaks_log.info("graph break in %s at %s:%s: %s", code.co_name, reason.filename, reason.lineno, reason.reason)

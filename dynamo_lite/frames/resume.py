@@ -1,0 +1,109 @@
+"""Resume functions: continue an original code object at an instruction after a graph break."""
+from __future__ import annotations
+
+import dis
+import types
+from dataclasses import dataclass
+
+from bytecode import Bytecode, Instr, Label
+
+from . import compat
+from .errors import Unsupported
+
+STACK_PREFIX = "__dl_stack"
+
+
+@dataclass(frozen=True)
+class ResumeOrigin:
+    """Where a resume function's instructions come from: ``code``'s instruction ``index``
+    is the resume function's instruction ``index + offset_shift``."""
+
+    code: types.CodeType
+    prologue_length: int
+
+
+def real_instructions(bc: Bytecode) -> list:
+    """The Instr objects of ``bc`` in order (labels and try markers left out)."""
+    return [item for item in bc if isinstance(item, Instr)]
+
+
+def dis_instructions(code) -> list:
+    """``dis`` instructions matching ``real_instructions`` one to one."""
+    return [ins for ins in dis.get_instructions(code) if ins.opname not in ("EXTENDED_ARG", "CACHE")]
+
+
+class ResumeFunctions:
+    """Builds and caches resume functions, always from the original code object.
+
+    A resume function takes the values that were on the stack (``__dl_stack0``...) and
+    the live locals, pushes the stack values back and jumps to the resume instruction;
+    the rest is the original bytecode. Cached by (code, instruction, stack layout, locals),
+    so paths that rejoin share one function.
+    """
+
+    def __init__(self):
+        self._cache: dict = {}
+        self.origins: dict = {}  # resume code object -> ResumeOrigin
+
+    def clear(self) -> None:
+        self._cache.clear()
+        self.origins.clear()
+
+    def original_position(self, code, index: int) -> tuple:
+        """Map instruction ``index`` of ``code`` (maybe a resume function) to the original."""
+        origin = self.origins.get(code)
+        if origin is None:
+            return code, index
+        return origin.code, index - origin.prologue_length
+
+    def get(self, code, index: int, stack_layout: tuple, local_names: tuple, f_globals: dict, cells: tuple = ()):
+        """The resume function of ``code`` at instruction ``index``.
+
+        Args:
+            stack_layout: one entry per stack slot, bottom first: "value" (passed as an
+                argument), "iter" (the rest of a loop's iterator, passed as a tuple and
+                turned back into an iterator) or "null" (a call's NULL; pushed again).
+            local_names: the locals passed after the stack values.
+        """
+        key = (code, index, stack_layout, local_names, id(f_globals), tuple(id(c) for c in cells))
+        entry = self._cache.get(key)
+        if entry is None:
+            if len(cells) != len(code.co_freevars):
+                raise Unsupported("a graph break in a closure whose cells are unknown")
+            entry = self._cache[key] = (self._build(code, index, stack_layout, local_names, f_globals, cells), cells)
+        return entry[0]
+
+    def _build(self, code, index, stack_layout, local_names, f_globals, cells):
+        bc = Bytecode.from_code(code)
+        instructions = real_instructions(bc)
+        target = instructions[index]
+        label = Label()
+        position = next(i for i, item in enumerate(bc) if item is target)
+        bc.insert(position, label)
+        stack_args = [f"{STACK_PREFIX}{i}" for i, kind in enumerate(stack_layout) if kind != "null"]
+        line = target.location.lineno if target.location and target.location.lineno else code.co_firstlineno
+        prologue = []
+        for i, kind in enumerate(stack_layout):
+            if kind == "null":
+                prologue.append(Instr("PUSH_NULL", lineno=line))
+            else:
+                prologue.append(Instr("LOAD_FAST", f"{STACK_PREFIX}{i}", lineno=line))
+                if kind == "iter":
+                    prologue.append(Instr("GET_ITER", lineno=line))
+        prologue.append(Instr(compat.first_opcode("JUMP_FORWARD"), label, lineno=line))
+        setup = 0  # the prologue goes after MAKE_CELL / COPY_FREE_VARS / RESUME
+        while setup < len(instructions) and instructions[setup].name in compat.SETUP_OPCODES:
+            setup += 1
+        position = next(i for i, item in enumerate(bc) if item is instructions[setup])
+        bc[position:position] = prologue
+        name = f"__resume_at_{dis_instructions(code)[index].offset}_{code.co_name}"
+        bc.name = name
+        bc.argnames = stack_args + list(local_names)
+        bc.argcount = len(bc.argnames)
+        bc.kwonlyargcount = 0
+        bc.posonlyargcount = 0
+        bc.flags = bc.flags & ~(0x04 | 0x08)  # no *args / **kwargs in the resume signature
+        new_code = bc.to_code()
+        new_code = new_code.replace(co_qualname=f"{getattr(code, 'co_qualname', code.co_name)}.<resume@{dis_instructions(code)[index].offset}>")
+        self.origins[new_code] = ResumeOrigin(code, len(prologue))  # setup stays in front
+        return types.FunctionType(new_code, f_globals, name, None, tuple(cells) or None)

@@ -1,0 +1,567 @@
+"""Module: the base class of models; registers parameters, buffers and submodules."""
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+from typing import Iterator
+
+from ..tensor.dtype import dtype as DType
+from ..tensor.layout import _MemoryFormat
+from ..tensor.tensor import Tensor
+from .parameter import Parameter, _alias
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the keys that did not match."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _addindent(text: str, spaces: int) -> str:
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    pad = " " * spaces
+    return lines[0] + "\n" + "\n".join(pad + line for line in lines[1:])
+
+
+def _check_member_name(kind: str, name, exists) -> None:
+    """Validate a parameter/buffer/module name as torch does (TypeError/KeyError)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f"{kind} name can't contain \".\", got: {name}")
+    if name == "":
+        raise KeyError(f"{kind} name can't be empty string \"\"")
+    if exists:
+        raise KeyError(f"attribute '{name}' already exists")
+
+
+class Module:
+    """Base class for all neural-network modules.
+
+    Assigning a ``Parameter``, a ``Module`` or (via ``register_buffer``) a Tensor to an
+    attribute registers it; ``parameters()``, ``state_dict()``, ``to()`` ... then walk
+    the tree. Subclasses implement ``forward``; calling the module calls ``forward``.
+
+    Example:
+        >>> class Affine(dl.nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.scale = dl.nn.Parameter(dl.ones(3))
+        ...     def forward(self, x):
+        ...         return x * self.scale
+        >>> [name for name, _ in Affine().named_parameters()]
+        ['scale']
+    """
+
+    training: bool
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got unexpected arguments: {args!r} {kwargs!r}"
+            )
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", {})
+        setattr_(self, "_buffers", {})
+        setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_modules", {})
+
+    # -- calling ---------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    # NOTE: [thin Module.__call__] No hooks: calling a module is exactly calling its
+    # forward, so the compiler can inline ``forward`` without modelling extra machinery.
+    def _call_impl(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    __call__ = _call_impl
+
+    # -- registration ----------------------------------------------------------------
+    def register_parameter(self, name: str, param) -> None:
+        """Register ``param`` (a Parameter or None) under ``name``."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        exists = hasattr(self, name) if isinstance(name, str) else False
+        _check_member_name("parameter", name, exists and name not in self._parameters)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                "(dl.nn.Parameter or None required)"
+            )
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
+        """Register a non-parameter tensor (e.g. running statistics) under ``name``.
+
+        Persistent buffers appear in ``state_dict()``; non-persistent ones do not.
+        """
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        exists = hasattr(self, name) if isinstance(name, str) else False
+        _check_member_name("buffer", name, exists and name not in self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' "
+                "(dl.Tensor or None required)"
+            )
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def add_module(self, name: str, module) -> None:
+        """Register ``module`` (a Module or None) as a child under ``name``."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        exists = hasattr(self, name) if isinstance(name, str) else False
+        _check_member_name("module", name, exists and name not in self._modules)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def __setattr__(self, name: str, value) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name, keep="_parameters")
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                    "(dl.nn.Parameter or None expected)"
+                )
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            if d.get("_modules") is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name, keep="_modules")
+            self._modules[name] = value
+        elif name in d.get("_modules", ()):
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as child module '{name}' "
+                    "(dl.nn.Module or None expected)"
+                )
+            self._modules[name] = value
+        elif name in d.get("_buffers", ()):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                    "(dl.Tensor or None expected)"
+                )
+            self._buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name: str, keep: str) -> None:
+        """Remove ``name`` from every other place an attribute may live."""
+        self.__dict__.pop(name, None)
+        for table in ("_parameters", "_buffers", "_modules"):
+            if table != keep:
+                self.__dict__[table].pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+
+    def __getattr__(self, name: str):
+        # Only called when normal lookup fails: look in the registration tables.
+        d = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            members = d.get(table)
+            if members is not None and name in members:
+                return members[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = list(object.__dir__(self))
+        keys += list(self._parameters) + list(self._buffers) + list(self._modules)
+        return sorted(set(k for k in keys if not k[:1].isdigit()))
+
+    # -- traversal -------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+        """Yield ``(qualified_name, module)`` for this module and all below, pre-order."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if self in memo:
+                return
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from module.named_modules(memo, sub, remove_duplicate)
+
+    def modules(self) -> Iterator["Module"]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_children(self):
+        """Yield ``(name, module)`` for each direct child (each module object once)."""
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def children(self) -> Iterator["Module"]:
+        for _, module in self.named_children():
+            yield module
+
+    def _named_members(self, table: str, prefix: str, recurse: bool, remove_duplicate: bool):
+        seen = set()
+        owners = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        for owner_prefix, owner in owners:
+            for name, value in getattr(owner, table).items():
+                if value is None:
+                    continue
+                if remove_duplicate:
+                    if id(value) in seen:
+                        continue
+                    seen.add(id(value))
+                yield owner_prefix + ("." if owner_prefix else "") + name, value
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """Yield ``(qualified_name, Parameter)``; a parameter shared by two modules once."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def get_submodule(self, target: str) -> "Module":
+        """The module at dotted path ``target`` (``""`` is this module)."""
+        if target == "":
+            return self
+        module = self
+        for item in target.split("."):
+            if not hasattr(module, item):
+                raise AttributeError(f"{module._get_name()} has no attribute `{item}`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The Parameter at dotted path ``target`` (e.g. ``"layers.0.weight"``)."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path ``target``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(module, name)
+
+    # -- state dict ------------------------------------------------------------------
+    def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else _alias(param)
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else _alias(buf)
+
+    def state_dict(self, *, destination=None, prefix: str = "", keep_vars: bool = False):
+        """An ordered mapping from qualified names to parameter and persistent buffer values.
+
+        Values share storage with the module's tensors (plain Tensors, not Parameters,
+        unless ``keep_vars=True``).
+
+        Example:
+            >>> list(dl.nn.Linear(2, 3).state_dict())
+            ['weight', 'bias']
+        """
+        if destination is None:
+            destination = OrderedDict()
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return destination
+
+    def _local_state(self) -> dict:
+        persistent = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
+        return {k: v for k, v in {**self._parameters, **persistent}.items() if v is not None}
+
+    def _load_from_state_dict(self, state_dict, prefix, strict, missing_keys, unexpected_keys, error_msgs, assign=False):
+        """Load this module's own entries (not its children's) from ``state_dict``."""
+        local_state = self._local_state()
+        for name, current in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected dl.Tensor or Tensor-like '
+                    f"object from checkpoint but received {type(value)}"
+                )
+                continue
+            if tuple(value.shape) != tuple(current.shape):
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, "
+                    f"the shape in current model is {current.shape}."
+                )
+                continue
+            if assign:
+                self._assign_loaded(name, current, value)
+                continue
+            try:
+                current.copy_(value)
+            except Exception as exc:  # report every failing key at once, as torch does
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", whose dimensions in the model are '
+                    f"{current.shape} and whose dimensions in the checkpoint are {value.shape}, "
+                    f"an exception occurred : {exc.args}."
+                )
+        if strict:
+            for key in state_dict:
+                if not key.startswith(prefix):
+                    continue
+                head, dot, _ = key[len(prefix):].partition(".")
+                known = head in self._modules if dot else head in local_state
+                if not known:
+                    unexpected_keys.append(key)
+
+    def _assign_loaded(self, name: str, current, value) -> None:
+        if isinstance(current, Parameter):
+            current._set_data(value)
+        else:
+            self._buffers[name] = value
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Copy values from ``state_dict`` into this module's parameters and buffers.
+
+        Copies in place (the tensors keep their identity, dtype and memory format), or
+        with ``assign=True`` makes them use the given tensors. With ``strict=True`` any
+        missing or unexpected key is an error.
+
+        Returns:
+            A named tuple ``(missing_keys, unexpected_keys)``.
+
+        Raises:
+            RuntimeError: listing every missing/unexpected key and every shape mismatch.
+
+        Example:
+            >>> dst = dl.nn.Linear(2, 3)
+            >>> dst.load_state_dict(dl.nn.Linear(2, 3).state_dict())
+            <All keys matched successfully>
+        """
+        if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys: list = []
+        unexpected_keys: list = []
+        error_msgs: list = []
+        for prefix, module in self.named_modules(remove_duplicate=False):
+            module._load_from_state_dict(
+                state_dict, prefix + "." if prefix else "", strict,
+                missing_keys, unexpected_keys, error_msgs, assign,
+            )
+        if strict:
+            if unexpected_keys:
+                keys = ", ".join(f'"{k}"' for k in unexpected_keys)
+                error_msgs.insert(0, f"Unexpected key(s) in state_dict: {keys}. ")
+            if missing_keys:
+                keys = ", ".join(f'"{k}"' for k in missing_keys)
+                error_msgs.insert(0, f"Missing key(s) in state_dict: {keys}. ")
+        if error_msgs:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(error_msgs)
+            )
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    # -- conversion ------------------------------------------------------------------
+    def _apply(self, fn) -> "Module":
+        """Replace every parameter's and buffer's value by ``fn(tensor)``, recursively.
+
+        Parameters keep their object identity (their data is rebound), buffers are replaced.
+        """
+        for module in self.modules():
+            for name, param in module._parameters.items():
+                if param is not None:
+                    new = fn(param)
+                    if new is not param:
+                        param._set_data(new)
+            for name, buf in module._buffers.items():
+                if buf is not None:
+                    module._buffers[name] = fn(buf)
+        return self
+
+    def to(self, *args, **kwargs) -> "Module":
+        """Move/cast parameters and buffers; returns ``self``.
+
+        Accepts ``to(device)``, ``to(dtype)``, ``to(tensor)``, ``to(device, dtype)`` and
+        the keywords ``device=``, ``dtype=``, ``memory_format=``. Only floating-point
+        tensors change dtype; ``memory_format`` applies to 4-d tensors.
+
+        Example:
+            >>> m = dl.nn.Linear(2, 3).to(dl.float64)
+            >>> m.weight.dtype
+            dynamo_lite.float64
+        """
+        device, dtype, memory_format = _parse_to(args, kwargs)
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(
+                f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}"
+            )
+
+        def convert(t):
+            target_dtype = dtype if dtype is not None and t.is_floating_point() else None
+            if memory_format is not None and t.dim() == 4:
+                t = t.contiguous(memory_format=memory_format)
+            if device is not None or target_dtype is not None:
+                t = t.to(device=device, dtype=target_dtype)
+            return t
+
+        return self._apply(convert)
+
+    def _cast_floating(self, dtype) -> "Module":
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self) -> "Module":
+        """Cast floating-point parameters and buffers to float32."""
+        from ..tensor.dtype import float32
+
+        return self._cast_floating(float32)
+
+    def double(self) -> "Module":
+        """Cast floating-point parameters and buffers to float64."""
+        from ..tensor.dtype import float64
+
+        return self._cast_floating(float64)
+
+    def half(self) -> "Module":
+        """Cast floating-point parameters and buffers to float16."""
+        from ..tensor.dtype import float16
+
+        return self._cast_floating(float16)
+
+    def cpu(self) -> "Module":
+        return self.to(device="cpu")
+
+    def cuda(self, device=None) -> "Module":
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int):
+            device = f"cuda:{device}"
+        return self.to(device=device)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Set ``requires_grad`` on every parameter (stored only; there is no autograd)."""
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    # -- modes -----------------------------------------------------------------------
+    def train(self, mode: bool = True) -> "Module":
+        """Set training mode on this module and all submodules (affects e.g. Dropout)."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> "Module":
+        """Switch to evaluation mode: ``train(False)``."""
+        return self.train(False)
+
+    def apply(self, fn) -> "Module":
+        """Call ``fn(module)`` on every submodule (children first) and then on ``self``."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # -- printing --------------------------------------------------------------------
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The module-specific part of ``repr`` (override in subclasses)."""
+        return ""
+
+    def _child_repr_lines(self) -> list:
+        lines = []
+        for name, module in self._modules.items():
+            lines.append(f"({name}): " + _addindent(repr(module), 2))
+        return lines
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = self._child_repr_lines()
+        lines = extra_lines + child_lines
+        body = ""
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                body = extra_lines[0]
+            else:
+                body = "\n  " + "\n  ".join(lines) + "\n"
+        return f"{self._get_name()}({body})"
+
+
+def _parse_to(args, kwargs):
+    """Split ``Module.to``'s flexible arguments into (device, dtype, memory_format)."""
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    memory_format = kwargs.pop("memory_format", None)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for arg in args:
+        if isinstance(arg, DType):
+            dtype = arg
+        elif isinstance(arg, Tensor):
+            device, dtype = arg.device, arg.dtype
+        elif isinstance(arg, _MemoryFormat):
+            memory_format = arg
+        elif isinstance(arg, bool):
+            continue  # non_blocking passed positionally
+        else:
+            device = arg
+    return device, dtype, memory_format

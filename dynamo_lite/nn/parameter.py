@@ -1,0 +1,94 @@
+"""Parameter: a Tensor that a Module registers as one of its learnable weights."""
+from __future__ import annotations
+
+from ..tensor.dtype import get_default_dtype
+from ..tensor.tensor import Tensor, empty_strided
+
+
+def _alias(tensor: Tensor, cls=Tensor) -> Tensor:
+    """A new ``cls`` instance over ``tensor``'s storage and geometry (no data touched)."""
+    return cls._make(tensor._storage, tensor._sizes, tensor._strides, tensor._offset, tensor._dtype)
+
+
+class Parameter(Tensor):
+    """A Tensor that is a module parameter: assigning it to a Module attribute registers it.
+
+    The Parameter shares the storage of ``data`` (no copy), so writes through either are
+    seen by both. ``requires_grad`` is stored for compatibility only: dynamo_lite has no
+    autograd, so the flag has no effect on any computation.
+
+    Args:
+        data: the initial value (a Tensor); an empty float tensor when omitted.
+        requires_grad: stored, unused (there is no autograd).
+
+    Example:
+        >>> w = dl.nn.Parameter(dl.zeros(2, 3))
+        >>> w.shape, isinstance(w, dl.Tensor)
+        (dl.Size([2, 3]), True)
+    """
+
+    def __new__(cls, data=None, requires_grad: bool = True):
+        if data is None:
+            data = empty_strided((0,), (1,), get_default_dtype())
+        if not isinstance(data, Tensor):
+            raise TypeError(
+                f"Parameter(data) expects a dl.Tensor, but got {type(data).__name__}"
+            )
+        self = _alias(data, cls)
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    def __init__(self, data=None, requires_grad: bool = True):
+        # Tensor.__init__ refuses direct construction; __new__ already did the work.
+        pass
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Parameter":
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        """A plain Tensor over the same storage; assigning swaps the underlying tensor."""
+        return _alias(self)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._set_data(value)
+
+    def _set_data(self, value: Tensor) -> None:
+        """Rebind this Parameter (same Python object) to ``value``'s storage and geometry.
+
+        Used by ``Module.to``/``float()``/``load_state_dict(assign=True)``: the object
+        identity of a parameter survives dtype/device conversion, as users expect.
+        """
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Parameter data must be a dl.Tensor, got {type(value).__name__}")
+        self._storage = value._storage
+        self._sizes = value._sizes
+        self._strides = value._strides
+        self._offset = value._offset
+        self._dtype = value._dtype
+        self._array_cache = None
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = Parameter(self.clone(), self._requires_grad)
+        memo[id(self)] = result
+        return result
+
+    def __reduce_ex__(self, protocol):
+        return (Parameter, (_alias(self), self._requires_grad))
+
+    __hash__ = Tensor.__hash__

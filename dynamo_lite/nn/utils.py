@@ -1,0 +1,16 @@
+"""Argument helpers shared by layers and functional: int-or-pair normalisation."""
+from __future__ import annotations
+
+import numbers
+
+
+def pair(value) -> tuple:
+    """``3 -> (3, 3)``; a 2-sequence stays (as a tuple of ints)."""
+    if isinstance(value, numbers.Integral):
+        return (int(value), int(value))
+    value = tuple(value)
+    if len(value) == 1:
+        return (int(value[0]), int(value[0]))
+    if len(value) != 2:
+        raise ValueError(f"expected an int or a pair of ints, got {value!r}")
+    return tuple(int(v) for v in value)

@@ -1,0 +1,28 @@
+"""The public ``dl.*`` functions: the ``__all__`` of every ops module (and of tensor interop)."""
+from ..tensor.interop import *  # noqa: F401,F403
+from ..tensor import interop as _interop
+from .conversions import *  # noqa: F401,F403
+from .views import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .factories import *  # noqa: F401,F403
+from .pointwise import *  # noqa: F401,F403
+from .unary import *  # noqa: F401,F403
+from .comparison import *  # noqa: F401,F403
+from .reductions import *  # noqa: F401,F403
+from .normalization import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
+from .shape_ops import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .nn_ops import *  # noqa: F401,F403
+from . import (
+    comparison as _comparison, conv as _conv, conversions as _conversions, factories as _factories,
+    indexing as _indexing, linalg as _linalg, nn_ops as _nn_ops, normalization as _normalization,
+    pointwise as _pointwise, reductions as _reductions, shape_ops as _shape_ops, unary as _unary,
+    views as _views,
+)
+
+API_MODULES = (
+    _interop, _conversions, _views, _indexing, _factories, _pointwise, _unary, _comparison,
+    _reductions, _normalization, _linalg, _shape_ops, _conv, _nn_ops,
+)
+__all__ = sorted({name for module in API_MODULES for name in module.__all__})

@@ -1,0 +1,121 @@
+"""Helpers for array kernels: compute dtypes, IEEE-warning suppression, half-precision upcasting."""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+from ..tensor.dtype import from_numpy_dtype, result_type
+
+_NULL_CONTEXT = contextlib.nullcontext()
+
+
+def quiet(xp):
+    """A context that silences NumPy's divide/overflow/invalid warnings (torch never warns).
+
+    Only NumPy has error states; other array modules get a no-op context.
+    """
+    if xp is np:
+        return np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore")
+    return _NULL_CONTEXT
+
+
+class _Operand:
+    """An array's dtype and rank, shaped like a TensorMeta for ``result_type``."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, array):
+        self.dtype = from_numpy_dtype(array.dtype)
+        self.shape = array.shape
+
+
+def promoted_dtype(*operands):
+    """torch's result type over arrays (0-dim arrays are 0-dim tensors) and Python scalars.
+
+    Returns a NumPy dtype. Fast when all arrays share one dtype and no scalar is present.
+    """
+    arrays = [op for op in operands if hasattr(op, "dtype") and hasattr(op, "shape")]
+    first = arrays[0].dtype
+    if all(a.dtype == first for a in arrays):
+        # One array dtype: a scalar only matters if its category is higher.
+        category = _KIND_CATEGORY[first.kind]
+        highest = max((_scalar_category(op) for op in operands if op is not None and not hasattr(op, "shape")), default=-1)
+        if highest <= category:
+            return first
+    wrapped = [_Operand(op) if hasattr(op, "dtype") and hasattr(op, "shape") else op for op in operands]
+    return result_type(*wrapped).numpy
+
+
+_KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def _scalar_category(value) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return 0
+    if isinstance(value, (int, np.integer)):
+        return 1
+    return 2
+
+
+_SCALAR_TYPE_CATEGORY = {bool: 0, int: 1, float: 2}
+
+
+def binary_dtype(a, b):
+    """``promoted_dtype(a, b)`` with fast paths for equal dtypes and array-with-scalar."""
+    if hasattr(a, "dtype"):
+        if hasattr(b, "dtype"):
+            if a.dtype == b.dtype:
+                return a.dtype
+        elif _SCALAR_TYPE_CATEGORY.get(type(b), 3) <= _KIND_CATEGORY[a.dtype.kind]:
+            return a.dtype
+    elif hasattr(b, "dtype") and _SCALAR_TYPE_CATEGORY.get(type(a), 3) <= _KIND_CATEGORY[b.dtype.kind]:
+        return b.dtype
+    return promoted_dtype(a, b)
+
+
+def compute_dtype(a, b, out):
+    """The dtype a binary arithmetic kernel computes in.
+
+    Out of place, the meta rule already chose it: ``out``'s dtype. In place (``a`` is
+    ``out``), torch computes in the promoted type and casts into ``a``.
+    """
+    if a is not out:
+        return out.dtype
+    return binary_dtype(a, b)
+
+
+def as_dtype(xp, value, dtype):
+    """``value`` (array or scalar) in ``dtype``; arrays are cast only when they differ."""
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        return value if value.dtype == dtype else value.astype(dtype)
+    return value
+
+
+def half_as_float(fn):
+    """Run a composite float kernel ``fn(xp, x, out)`` in float32 when ``out`` is float16.
+
+    Chains of float16 roundings lose accuracy; torch evaluates half ops in float32.
+    """
+
+    def kernel(xp, x, out):
+        if out.dtype != np.float16:
+            return fn(xp, x, out)
+        tmp = xp.empty(out.shape, dtype=np.float32)
+        fn(xp, x.astype(np.float32) if hasattr(x, "astype") else x, tmp)
+        out[...] = tmp
+        return out
+
+    kernel.__name__ = getattr(fn, "__name__", "kernel")
+    return kernel
+
+
+def integer_zero_check(xp, divisor, dtype) -> None:
+    """Integer division by zero is an error in torch (floats give inf/nan instead)."""
+    if np.dtype(dtype).kind not in "iub":
+        return
+    if hasattr(divisor, "shape"):
+        if divisor.size and bool(xp.any(divisor == 0)):
+            raise RuntimeError("ZeroDivisionError")
+    elif divisor == 0:
+        raise RuntimeError("ZeroDivisionError")

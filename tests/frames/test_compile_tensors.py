@@ -1,0 +1,213 @@
+"""Compiling tensor programs: one graph per zoo workload, caching, guards, recompiles."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import dynamo_lite as dl
+from benchmarks.models import WORKLOADS
+from dynamo_lite import nn
+from tests.helpers import assert_equal_values, assert_same
+
+
+def _workload(name):
+    w = WORKLOADS[name]
+    return w, w.make(), w.make_inputs()
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_zoo_workload_compiles_to_one_graph_and_matches_eager(name):
+    w, model, inputs = _workload(name)
+    expected = model(*inputs)
+    report = dl.explain(model)(*inputs)
+    assert report.graph_count == 1, str(report)
+    assert report.graph_break_count == 0, str(report)
+    compiled = dl.compile(model, backend="eager", fullgraph=True)
+    actual = compiled(*inputs)
+    assert_equal_values(actual, expected, rtol=w.rtol, atol=w.atol)
+    before = dl.stats()
+    compiled(*inputs)
+    after = dl.stats()
+    assert after.cache_hits == before.cache_hits + 1
+    assert after.frames_compiled == before.frames_compiled == 1
+    assert after.recompiles == 0
+
+
+def _mlp(x):
+    return (x @ x.t()).relu().sum(dim=1)
+
+
+def test_recompiles_on_dtype_change_with_worded_reason():
+    compiled = dl.compile(_mlp, backend="eager")
+    compiled(dl.randn(4, 3))
+    compiled(dl.randn(4, 3, dtype=dl.float64))
+    stats = dl.stats()
+    assert stats.recompiles == 1
+    assert "x.dtype: expected float32, got float64" in str(stats.guard_failures[-1])
+
+
+def test_recompiles_on_shape_change_with_worded_reason():
+    compiled = dl.compile(_mlp, backend="eager")
+    compiled(dl.randn(64, 3))
+    compiled(dl.randn(32, 3))
+    assert "x.shape[0]: expected 64, got 32" in str(dl.stats().guard_failures[-1])
+
+
+def test_recompiles_on_stride_layout_change():
+    def f(x):
+        return x.relu() * 2
+
+    compiled = dl.compile(f, backend="eager")
+    x = dl.randn(2, 3, 4, 5)
+    compiled(x)
+    y = x.contiguous(memory_format=dl.channels_last)
+    out = compiled(y)
+    assert dl.stats().recompiles == 1
+    assert "stride" in str(dl.stats().guard_failures[-1])
+    assert_equal_values(out, f(y))
+    assert out.stride() == f(y).stride()
+
+
+def test_recompiles_on_constant_argument_change():
+    def f(x, scale):
+        return x * scale
+
+    compiled = dl.compile(f, backend="eager")
+    x = dl.randn(3)
+    assert_equal_values(compiled(x, 2.0), f(x, 2.0))
+    assert_equal_values(compiled(x, 3.0), f(x, 3.0))
+    assert "scale: expected 2.0, got 3.0" in str(dl.stats().guard_failures[-1])
+
+
+def test_recompiles_when_a_layer_is_replaced():
+    dl.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    compiled = dl.compile(model, backend="eager")
+    x = dl.randn(2, 4)
+    compiled(x)
+    model[0] = nn.Linear(4, 4)
+    assert_equal_values(compiled(x), model(x))
+    assert dl.stats().recompiles == 1
+
+
+def test_parameter_updates_in_place_are_seen_without_recompiling():
+    dl.manual_seed(0)
+    model = nn.Linear(3, 2)
+    compiled = dl.compile(model, backend="eager")
+    x = dl.randn(5, 3)
+    compiled(x)
+    model.weight.mul_(2.0)
+    assert_equal_values(compiled(x), model(x))
+    assert dl.stats().recompiles == 0
+
+
+def test_user_shape_error_raises_the_eager_exception():
+    def f(a, b):
+        return a @ b
+
+    assert_same(f, dl.randn(2, 3), dl.randn(4, 5))
+
+
+def test_tensor_and_python_values_returned_in_containers():
+    def f(x, n):
+        y = x + 1
+        return {"y": y, "shape": x.shape, "n": n * 2, "pair": (y, y.sum())}, [x]
+
+    x = dl.randn(3, 2)
+    out = dl.compile(f, backend="eager")(x, 4)
+    assert out[1][0] is x  # an input returned is the very same object
+    assert out[0]["y"] is out[0]["pair"][0]
+    assert_equal_values(out, f(x, 4))
+
+
+def test_inplace_op_on_input_updates_it_and_its_views():
+    def f(x):
+        x.add_(1)
+        return x * 2
+
+    base = dl.zeros(4)
+    view = base[1:3]
+    expected_base = dl.zeros(4)
+    f(expected_base)
+    out = dl.compile(f, backend="eager")(base)
+    assert_equal_values(base, expected_base)
+    assert_equal_values(out, expected_base * 2)
+    np.testing.assert_allclose(np.asarray(view), [1.0, 1.0])
+
+
+def test_control_flow_on_shapes_and_isinstance_is_static():
+    def f(x, flag=True):
+        if x.shape[0] > 2 and isinstance(x, dl.Tensor):
+            x = x * 2
+        for i in range(x.ndim):
+            x = x + i
+        return x.relu() if flag else x
+
+    assert_same(f, dl.randn(3, 2))
+    assert_same(f, dl.randn(1, 2))
+
+
+def test_data_dependent_branch_falls_back_to_eager():
+    def f(x):
+        if x.sum() > 0:
+            return x + 1
+        return x - 1
+
+    x = dl.ones(3)
+    assert_same(f, x)
+    assert_same(f, -x)
+
+
+def test_compiled_function_from_several_threads():
+    def f(x):
+        return (x * 2 + 1).sum(dim=0)
+
+    compiled = dl.compile(f, backend="eager")
+    inputs = [dl.randn(8, 4) for _ in range(8)]
+    expected = [f(x) for x in inputs]
+    results = [None] * len(inputs)
+    errors = []
+
+    def worker(i):
+        try:
+            for _ in range(20):
+                results[i] = compiled(inputs[i])
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(inputs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for actual, exp in zip(results, expected):
+        assert_equal_values(actual, exp)
+    assert dl.stats().frames_compiled == 1
+
+
+def test_debug_mode_prints_bytecode_diff_graph_and_guards(capsys):
+    def f(x):
+        return (x + 1).relu()
+
+    dl.compile(f, backend="eager", debug=True)(dl.randn(3))
+    err = capsys.readouterr().err
+    assert "bytecode diff" in err and "LOAD_CONST" in err
+    assert "relu" in err
+    assert "x: Tensor dtype=float32" in err
+
+
+def test_explain_reports_reason_file_and_line():
+    def f(x):
+        y = x * 2
+        z = y.item()
+        return y + z
+
+    report = dl.explain(f)(dl.ones(1))
+    assert report.graph_break_count >= 1
+    reason = report.break_reasons[0]
+    assert reason.filename == __file__
+    assert "item" in reason.source_line
+    assert "Graph break count" in str(report)

