@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from bytecode import Bytecode, Instr, Label
 
-from . import version_tables as V
+from . import compat as V
 from .errors import Unsupported
 from .liveness import live_locals
 from .logs import graph_breaks_log

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import operator
 
-from .. import version_tables as V
+from .. import compat as V
 from ..errors import Unsupported
 from ..variables.base import NULL, CellVariable, ConstantVariable, NullVariable, VariableTracker
 from ..variables.containers import DictVariable, TupleVariable

@@ -1,7 +1,7 @@
 """Jumps, loops (unrolled), with-blocks of no-op context managers, raise."""
 from __future__ import annotations
 
-from .. import version_tables as V
+from .. import compat as V
 from ..errors import Unsupported
 
 from ..variables.builtins import BUILTIN_HANDLERS

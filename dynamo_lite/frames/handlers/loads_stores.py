@@ -1,7 +1,7 @@
 """Loads and stores of locals, cells, globals, constants and attributes; stack shuffles."""
 from __future__ import annotations
 
-from .. import version_tables as V
+from .. import compat as V
 from ..errors import Unsupported
 from ..variables.base import NULL, CellVariable, ConstantVariable
 from . import handles
