@@ -1,10 +1,7 @@
 """dynamo_lite: a bytecode-rewriting frontend compiler for torch-like tensor programs."""
-import os as _os
+from ._backends_path import locate_backends as _locate_backends
 
-# NOTE: [backends location] backends/ sits at the repository root and is installed as
-# dynamo_lite.backends (pyproject package-dir); in a source checkout, find it there too.
-if _os.path.isfile(_os.path.join(_os.path.dirname(__path__[0]), "backends", "__init__.py")):
-    __path__.append(_os.path.dirname(__path__[0]))
+_locate_backends()
 from .tensor.dtype import (
     bool_ as bool, dtype, float16, float32, float64, get_default_dtype, half, int8, int16,
     int32, int64, long, set_default_dtype, uint8, double, short,
@@ -15,13 +12,12 @@ from .tensor.meta import TensorMeta
 from .tensor.tensor import Tensor
 
 from . import ops  # noqa: E402  (registers every op and installs Tensor methods)
-try:  # TEMPORARY until ops/api.py lands
-    from .ops.api import *  # noqa: E402,F401,F403  (the dl.* functions)
-except ImportError:
-    pass
+from .ops.api import *  # noqa: E402,F401,F403  (the dl.* functions)
 from . import nn  # noqa: E402
 from .nn.grad_mode import enable_grad, inference_mode, no_grad  # noqa: E402
 from . import config  # noqa: E402
 from .frames.errors import CompileError, Unsupported  # noqa: E402
 from .frames.api import compile, disable, reset, stats  # noqa: E402
 from .frames.explain import explain  # noqa: E402
+from .frames.api import is_disabled  # noqa: E402
+from .backends import InvalidBackend, list_backends, lookup_backend, register_backend  # noqa: E402

@@ -16,14 +16,13 @@ def disassemble(code) -> list:
     return out.getvalue().rstrip("\n").splitlines()
 
 
-def bytecode_diff(original, transformed, name: str | None = None) -> str:
+def bytecode_diff(original, transformed) -> str:
     """A unified diff of the original and transformed bytecode of one frame."""
-    label = name or original.co_name
     lines = difflib.unified_diff(
         _strip_addresses(disassemble(original)),
         _strip_addresses(disassemble(transformed)),
-        fromfile=f"original {label} ({original.co_filename}:{original.co_firstlineno})",
-        tofile=f"transformed {label}",
+        fromfile=f"original {original.co_qualname} ({original.co_filename}:{original.co_firstlineno})",
+        tofile=f"transformed {transformed.co_qualname}",
         lineterm="",
         n=max(len(disassemble(original)), 1),
     )
@@ -64,7 +63,5 @@ def report(request, info: dict) -> None:
 
 def resume_diff(resume_functions, code) -> dict:
     """The bytecode diff of a resume function's code against the code it continues."""
-    origin = resume_functions.origins.get(code)
-    original = origin.code if origin is not None else code
-    offset = code.co_name.split("_")[3] if code.co_name.startswith("__resume_at_") else "?"
-    return {"name": code.co_name, "offset": offset, "diff": bytecode_diff(original, code, code.co_name)}
+    origin = resume_functions.origins[code]
+    return {"name": code.co_name, "offset": origin.offset, "diff": bytecode_diff(origin.code, code)}

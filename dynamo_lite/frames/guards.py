@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import types
 from dataclasses import dataclass, field
 
 from ..tensor.dtype import DEFAULT as DEFAULT_DTYPE
@@ -38,9 +39,22 @@ def tensor_key(t) -> tuple:
     return (type(t), t._dtype, dev.type, dev.index, t._sizes, t._strides)
 
 
+def describe_object(obj) -> str:
+    """A short readable name for an object a guard compares by identity."""
+    if isinstance(obj, type):
+        return f"<class {obj.__qualname__}>"
+    if isinstance(obj, types.ModuleType):
+        return f"<module {obj.__name__}>"
+    if isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)):
+        return f"<function {obj.__qualname__}>"
+    if type(obj).__module__ in ("dynamo_lite.tensor.dtype", "dynamo_lite.tensor.device"):
+        return repr(obj)
+    return f"<{type(obj).__name__} at {id(obj):#x}>"
+
+
 _TEXT = {
     TYPE_MATCH: lambda name, t: f"type({name}) is {t.__qualname__}",
-    ID_MATCH: lambda name, obj: f"{name} is <{type(obj).__name__} at {id(obj):#x}>",
+    ID_MATCH: lambda name, obj: f"{name} is {describe_object(obj)}",
     CONSTANT_MATCH: lambda name, v: f"{name} == {v!r}",
     TENSOR_MATCH: lambda name, k: (
         f"{name}: Tensor dtype={k[1].name} device={k[2]}{'' if k[3] is None else ':' + str(k[3])} "

@@ -20,6 +20,7 @@ class ResumeOrigin:
 
     code: types.CodeType
     prologue_length: int
+    offset: int  # bytecode offset of the resume instruction in ``code``
 
 
 def real_instructions(bc: Bytecode) -> list:
@@ -96,7 +97,8 @@ class ResumeFunctions:
             setup += 1
         position = next(i for i, item in enumerate(bc) if item is instructions[setup])
         bc[position:position] = prologue
-        name = f"__resume_at_{dis_instructions(code)[index].offset}_{code.co_name}"
+        offset = dis_instructions(code)[index].offset
+        name = f"__resume_at_{offset}_{code.co_name}"
         bc.name = name
         bc.argnames = stack_args + list(local_names)
         bc.argcount = len(bc.argnames)
@@ -104,6 +106,6 @@ class ResumeFunctions:
         bc.posonlyargcount = 0
         bc.flags = bc.flags & ~(0x04 | 0x08)  # no *args / **kwargs in the resume signature
         new_code = bc.to_code()
-        new_code = new_code.replace(co_qualname=f"{getattr(code, 'co_qualname', code.co_name)}.<resume@{dis_instructions(code)[index].offset}>")
-        self.origins[new_code] = ResumeOrigin(code, len(prologue))  # setup stays in front
+        new_code = new_code.replace(co_qualname=f"{code.co_qualname}.<resume@{offset}>")
+        self.origins[new_code] = ResumeOrigin(code, len(prologue), offset)  # setup stays in front
         return types.FunctionType(new_code, f_globals, name, None, tuple(cells) or None)

@@ -69,6 +69,8 @@ class _CodeGen:
         self.annotate = annotate
         # Globals live beside the function's locals, so they must avoid every node name.
         self.namespace = Namespace()
+        for name in ("__name__", "__loader__", "__builtins__"):
+            self.namespace.reserve(name)
         for node in graph.nodes:
             self.namespace.reserve(node.name)
         self.out = GeneratedCode("")
@@ -218,10 +220,13 @@ def _constant_base_name(value) -> str:
     """A readable global name for a constant: ``float32``, ``contiguous_format``, ``generator``."""
     if isinstance(value, DType):
         return value.name
+    type_name = type(value).__name__.lower().lstrip("_") or "constant"
+    if hasattr(value, "shape"):  # tensors and arrays: their repr is long and slow
+        return f"{type_name}_constant"
     text = repr(value)
     if _DOTTED_NAME.match(text):  # e.g. "dl.contiguous_format"
         return text.rsplit(".", 1)[-1]
-    return type(value).__name__.lower().lstrip("_") or "constant"
+    return type_name
 
 
 def _last_uses(nodes: list) -> dict:

@@ -50,6 +50,14 @@ class GraphModule:
             return matmul
     """
 
+    def __new__(cls, *args, **kwargs):
+        # NOTE: [one class per GraphModule] each instance gets its own subclass so that
+        # ``__call__`` can be the compiled function itself (a staticmethod): calling the
+        # module then costs one call of ``forward``, not a Python-level trampoline.
+        if not cls.__dict__.get("_per_instance", False):
+            cls = type(cls.__name__, (cls,), {"_per_instance": True, "__module__": cls.__module__})
+        return object.__new__(cls)
+
     def __init__(self, root, graph: Graph, class_name: str = "GraphModule"):
         self.class_name = class_name
         if root is None:
@@ -102,9 +110,10 @@ class GraphModule:
         self._generated = generated
         self._globals = namespace
         self.forward = forward
+        type(self).__call__ = staticmethod(forward)  # NOTE: [one class per GraphModule]
         return generated.source
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args, **kwargs):  # replaced per instance by recompile()
         return self.forward(*args, **kwargs)
 
     def print_readable(self, print_output: bool = True) -> str:

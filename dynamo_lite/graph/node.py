@@ -165,6 +165,8 @@ class Node:
             return
         if node.graph is not self.graph:
             raise ValueError("prepend: node belongs to another graph")
+        if node._erased:
+            raise ValueError(f"prepend: {node.name} was erased; create a new node instead")
         node._unlink()
         prev = self._prev
         prev._next, node._prev, node._next, self._prev = node, prev, self, node

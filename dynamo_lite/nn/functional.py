@@ -1,8 +1,9 @@
 """dl.nn.functional: the layers' computations as functions (thin wrappers over registry ops).
 
-NOTE: [functional wrappers] Every function here only normalises arguments (int-or-pair
-geometry, defaults, ``training=False`` short-cuts) and calls registry ops or the public
-``dl.*`` functions built on them; none touches array data. The compiler therefore
+NOTE: [functional wrappers] Every function here only adapts torch.nn.functional's
+signature (argument order, defaults such as ``padding_idx=None``, an implicit softmax
+dim) and calls the public ``dl.*`` functions, which normalise geometry and call the
+registry ops; none touches array data. The compiler therefore
 traces straight through them (see NOTE: [tracing through library code]), and the
 layers' ``forward`` methods, which call these, inline into one graph.
 """
@@ -12,7 +13,6 @@ import warnings
 
 import dynamo_lite as dl
 
-from .utils import pair
 
 __all__ = [
     "avg_pool2d", "conv2d", "dropout", "embedding", "gelu", "layer_norm", "linear", "log_softmax",
@@ -32,77 +32,55 @@ def linear(input, weight, bias=None):
         >>> F.linear(dl.ones(2, 3), dl.ones(4, 3)).shape
         dl.Size([2, 4])
     """
-    return dl.ops.linear(input, weight, bias)
+    return dl.linear(input, weight, bias)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
     """2-d cross-correlation of an ``(N, C, H, W)`` (or ``(C, H, W)``) input.
 
+    channels_last inputs give channels_last outputs.
+
     Args:
         input, weight: ``(N, C_in, H, W)`` and ``(C_out, C_in / groups, kh, kw)``.
         bias: ``(C_out,)`` or None.
         stride, dilation: int or pair.
-        padding: int, pair, ``"valid"`` or ``"same"``.
+        padding: int, pair, ``"valid"`` or ``"same"`` (stride 1 only).
         groups: number of channel groups.
 
     Example:
         >>> F.conv2d(dl.randn(1, 3, 8, 8), dl.randn(4, 3, 3, 3), padding=1).shape
         dl.Size([1, 4, 8, 8])
     """
-    stride, dilation = pair(stride), pair(dilation)
-    padding = _conv_padding(padding, tuple(weight.shape[2:]), stride, dilation)
-    return dl.ops.conv2d(input, weight, bias, stride, padding, dilation, groups)
-
-
-def _conv_padding(padding, kernel, stride, dilation) -> tuple:
-    """Resolve ``"valid"``/``"same"`` to explicit symmetric padding."""
-    if not isinstance(padding, str):
-        return pair(padding)
-    if padding == "valid":
-        return (0, 0)
-    if padding != "same":
-        raise ValueError(f"Invalid padding string {padding!r}, should be one of {{'valid', 'same'}}")
-    if any(s != 1 for s in stride):
-        raise ValueError("padding='same' is not supported for strided convolutions")
-    totals = [d * (k - 1) for k, d in zip(kernel, dilation)]
-    if any(t % 2 for t in totals):
-        raise NotImplementedError("padding='same' needs an even total padding (odd effective kernel size)")
-    return tuple(t // 2 for t in totals)
+    return dl.conv2d(input, weight, bias, stride, padding, dilation, groups)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
                return_indices: bool = False):
-    """Max over sliding windows of each channel plane.
+    """Max over sliding windows of each channel plane (``stride`` defaults to ``kernel_size``).
 
     Args:
         input: ``(N, C, H, W)`` or ``(C, H, W)``; channels_last inputs give channels_last outputs.
-        kernel_size: int or pair; ``stride`` defaults to it.
-        padding, dilation: int or pair.
+        kernel_size: int or pair.
+        padding, dilation: int or pair (padding counts as -inf).
         ceil_mode: ceil instead of floor for the output size.
-        return_indices: also return flat argmax indices per plane.
+        return_indices: also return the flat argmax index within each plane.
 
     Example:
         >>> F.max_pool2d(dl.randn(1, 1, 4, 4), 2).shape
         dl.Size([1, 1, 2, 2])
     """
-    kernel = pair(kernel_size)
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else pair(stride)
-    if return_indices:
-        return dl.ops.max_pool2d_with_indices(input, kernel, stride, pair(padding), pair(dilation), ceil_mode)
-    return dl.ops.max_pool2d(input, kernel, stride, pair(padding), pair(dilation), ceil_mode)
+    return dl.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override=None):
-    """Mean over sliding windows of each channel plane.
+    """Mean over sliding windows of each channel plane (``stride`` defaults to ``kernel_size``).
 
     Example:
         >>> F.avg_pool2d(dl.ones(1, 1, 4, 4), 2).shape
         dl.Size([1, 1, 2, 2])
     """
-    kernel = pair(kernel_size)
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else pair(stride)
-    return dl.ops.avg_pool2d(input, kernel, stride, pair(padding), ceil_mode, count_include_pad, divisor_override)
+    return dl.avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
@@ -112,9 +90,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
         >>> F.layer_norm(dl.randn(2, 5), (5,)).shape
         dl.Size([2, 5])
     """
-    if isinstance(normalized_shape, int):
-        normalized_shape = (normalized_shape,)
-    return dl.ops.layer_norm(input, tuple(normalized_shape), weight, bias, eps)
+    return dl.layer_norm(input, normalized_shape, weight, bias, eps)
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
@@ -127,31 +103,28 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
     """
     if max_norm is not None:
         raise NotImplementedError("embedding(max_norm=...) is not supported")
-    if padding_idx is not None:
+    if padding_idx is None:
+        padding_idx = -1
+    else:
         rows = weight.shape[0]
         if not -rows <= padding_idx < rows:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = padding_idx % rows
-    return dl.ops.embedding(weight, input, -1 if padding_idx is None else padding_idx)
+    return dl.embedding(weight, input, padding_idx)
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero elements with probability ``p`` (scaling the rest by ``1/(1-p)``) when training.
 
-    Returns ``input`` itself when not training or ``p == 0``.
+    Returns ``input`` itself when not training or ``p == 0``. The mask comes from the
+    default generator, so ``dl.manual_seed`` reproduces it.
 
     Example:
         >>> x = dl.ones(4)
         >>> F.dropout(x, 0.5, training=False) is x
         True
     """
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
-        return input
-    if inplace:
-        return dl.ops.dropout_(input, p, training)
-    return dl.ops.dropout(input, p, training)
+    return dl.dropout(input, p, training, inplace)
 
 
 def relu(input, inplace: bool = False):
@@ -221,7 +194,7 @@ def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     """
     if dim is None:
         dim = _softmax_dim(input.dim())
-    return input.softmax(dim, dtype=dtype)
+    return dl.softmax(input, dim, dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
@@ -233,7 +206,7 @@ def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     """
     if dim is None:
         dim = _softmax_dim(input.dim())
-    return input.log_softmax(dim, dtype=dtype)
+    return dl.log_softmax(input, dim, dtype)
 
 
 def one_hot(tensor, num_classes: int = -1):
@@ -263,6 +236,4 @@ def pad(input, pad, mode: str = "constant", value=None):
     """
     if mode != "constant":
         raise NotImplementedError(f"pad(mode={mode!r}) is not supported; only 'constant'")
-    if len(pad) % 2 or len(pad) // 2 > input.dim():
-        raise RuntimeError("Padding length must be divisible by 2 and at most twice the number of dims")
-    return dl.ops.constant_pad_nd(input, tuple(int(p) for p in pad), 0 if value is None else value)
+    return dl.constant_pad_nd(input, pad, 0 if value is None else value)

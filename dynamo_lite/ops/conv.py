@@ -209,7 +209,7 @@ def _max_pad_message(k, p, d):
 
 
 def _avg_pad_message(k, p, d):
-    return f"pad should be at most half of kernel size, but got pad={p} and kernel_size={k}"
+    return _max_pad_message(k, p, d)
 
 
 def max_pool2d_meta(input, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False):

@@ -23,7 +23,8 @@ def softmax_meta(name):
     def meta(input, dim, dtype=None):
         result = dtype or input._dtype
         if not result.is_floating_point:
-            raise NotImplementedError(f"\"{name}_lastdim_kernel_impl\" not implemented for '{mr.TYPE_NAMES[result]}'")
+            kind = "lastdim_kernel_impl" if dim == len(input._sizes) - 1 else "kernel_impl"
+            raise NotImplementedError(f"\"{name}_{kind}\" not implemented for '{mr.TYPE_NAMES[result]}'")
         return mr.same_meta(input, result)
 
     return meta

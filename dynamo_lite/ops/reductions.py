@@ -6,6 +6,7 @@ rules, kernels and generated code never see negative or duplicate dims.
 """
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -54,6 +55,11 @@ def mean_meta(input, *, dim=None, keepdim=False, dtype=None):
 
 def extremum_meta(name):
     def meta(input, *, dim=None, keepdim=False):
+        if dim is None and mr.layout.prod(input._sizes) == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
         dims = _all_dims(input, dim)
         mr.check_nonempty_reduction(input, dims, name)
         return mr.reduction_meta(input, dims, keepdim)
@@ -85,6 +91,8 @@ def extremum_dim_meta(name):
 
 def arg_meta(name):
     def meta(input, *, dim=None, keepdim=False):
+        if input._dtype is bool_:
+            raise RuntimeError(f"{name}(): does not support bool input")
         if dim is None:
             if mr.layout.prod(input._sizes) == 0:
                 raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -130,23 +138,37 @@ def _sum(xp, x, **kw):
     return xp.sum(x, **kw)
 
 
-def _mean(xp, x, **kw):
+def _reduced_count(x, axis) -> int:
+    if axis is None:
+        return x.size
+    return mr.layout.prod(x.shape[d] for d in axis)
+
+
+def _statistic(xp, reduce, x, axis, correction=0, **kw):
+    """Run a mean/var-like NumPy reduction without its warnings for empty or too-small slices
+    (torch silently returns NaN there, and so does NumPy once the warning is silenced)."""
     with quiet(xp):
-        return xp.mean(x, **kw)
+        if _reduced_count(x, axis) > correction:
+            return reduce(x, axis=axis, **kw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return reduce(x, axis=axis, **kw)
+
+
+def _mean(xp, x, axis=None, **kw):
+    return _statistic(xp, xp.mean, x, axis, **kw)
 
 
 def _prod(xp, x, **kw):
     return xp.prod(x, **kw)
 
 
-def _var(xp, x, correction=1, **kw):
-    with quiet(xp):
-        return xp.var(x, ddof=correction, **kw)
+def _var(xp, x, axis=None, correction=1, **kw):
+    return _statistic(xp, xp.var, x, axis, correction, ddof=correction, **kw)
 
 
-def _std(xp, x, correction=1, **kw):
-    with quiet(xp):
-        return xp.std(x, ddof=correction, **kw)
+def _std(xp, x, axis=None, correction=1, **kw):
+    return _statistic(xp, xp.std, x, axis, correction, ddof=correction, **kw)
 
 
 def _extremum_kernel(reduce):
@@ -217,12 +239,13 @@ OPS = {name: register_op(name, meta=meta, kernel=kernel, tags=REDUCTION) for nam
 
 
 # -- public functions ---------------------------------------------------------------------
-def _reduce(name, input, dim, keepdim, **extra):
-    """Call a dim-list reduction op, omitting arguments that have their default value."""
+def _reduce(name, input, dim, keepdim, explicit=False, **extra):
+    """Call a dim-list reduction op, omitting arguments that have their default value
+    (an all-dims ``dim`` too, unless ``explicit``: amax/amin check the dims they were given)."""
     kwargs = {k: v for k, v in extra.items() if v is not None}
     if dim is not None:
         dims = mr.reduction_dims(dim, input.ndim)
-        if len(dims) != input.ndim or input.ndim == 0:
+        if explicit or len(dims) != input.ndim or input.ndim == 0:
             kwargs["dim"] = dims
     if keepdim:
         kwargs["keepdim"] = True
@@ -258,12 +281,12 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 
 def amax(input, dim=(), keepdim=False):
     """Maximum over ``dim`` (``()`` for all dims); NaN propagates."""
-    return _reduce("amax", input, dim if dim != () else None, keepdim)
+    return _reduce("amax", input, dim if dim != () else None, keepdim, explicit=True)
 
 
 def amin(input, dim=(), keepdim=False):
     """Minimum over ``dim`` (``()`` for all dims); NaN propagates."""
-    return _reduce("amin", input, dim if dim != () else None, keepdim)
+    return _reduce("amin", input, dim if dim != () else None, keepdim, explicit=True)
 
 
 def _extremum(name, binary, result_type, input, dim, keepdim):

@@ -134,7 +134,8 @@ def normalize_dims(dims, ndim: int) -> tuple:
         dims = (dims,)
     result = tuple(normalize_dim(d, ndim) for d in dims)
     if len(set(result)) != len(result):
-        raise RuntimeError(f"dim {result} appears multiple times in the list of dims")
+        repeated = next(d for i, d in enumerate(result) if d in result[:i])
+        raise RuntimeError(f"dim {repeated} appears multiple times in the list of dims")
     return result
 
 

@@ -72,9 +72,10 @@ def partition_pointwise(graph, *, include_singletons: bool = True) -> list:
     (when shapes agree and the merge stays acyclic) or starts a new group.
 
     NOTE: [fusion cycle check] ``reach[v]`` is a bitmask with bit i set when the fusible
-    node at position i is an ancestor of (or is) ``v``; a group's bits are its members'. Merging a set M of groups with node n creates a
-    cycle iff some node outside M that reaches M feeds n or a member of M; it suffices
-    to test the direct external inputs of n and of each group in M.
+    node at position i is an ancestor of (or is) ``v``; a group's bits are its members'.
+    Merging a set M of groups with node n creates a cycle iff some node outside M that
+    M reaches feeds n or a member of M; it suffices to test the direct external inputs
+    of n and of each group in M. Sibling groups that share only inputs are not merged.
 
     Args:
         graph: the Graph to partition (it is not changed).
