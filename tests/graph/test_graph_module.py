@@ -293,3 +293,35 @@ def test_deepcopy_and_repr():
     assert clone.attributes["layer"] is not gm.attributes["layer"]
     np.testing.assert_array_equal(clone(tensor(3)).numpy(), gm(tensor(3)).numpy())
     assert repr(gm) == "<GraphModule: 5 nodes, 1 attributes>"
+
+
+def test_calling_the_module_calls_the_compiled_function_directly():
+    gm1, gm2 = GraphModule(None, small_graph()), GraphModule(None, small_graph())
+    assert type(gm1).__call__ is gm1.forward and type(gm2).__call__ is gm2.forward
+    assert type(gm1) is not type(gm2) and isinstance(gm1, GraphModule)
+    before = gm1.forward
+    gm1(tensor(3), tensor(3))
+    assert gm1.forward is before  # compiled once, not per call
+    gm1.recompile()
+    assert gm1.forward is not before and type(gm1).__call__ is gm1.forward
+
+
+def test_print_readable_annotates_attributes():
+    gm = GraphModule({"layer": Scale(2.0)}, attribute_graph())
+    gm.graph.find_nodes(op="call_module")[0].meta["val"] = dl.TensorMeta((3,), dl.float32)
+    ShapeProp(gm).propagate(tensor(3))
+    text = gm.print_readable(print_output=False)
+    assert "    # layer_weight: attribute 'layer.weight', f32[3]\n" in text
+    assert "    add = ops_add(layer, layer_weight);  del layer  # f32[3]\n" in text
+
+
+def test_tensor_constants_are_bound_by_identity():
+    big = tensor(3)
+    g = Graph()
+    x = g.placeholder("x")
+    g.output(g.call_function(ops.add, (g.call_function(ops.add, (x, big)), big)))
+    gm = GraphModule(None, g)
+    assert "add = ops_add(x, tensor_constant);  del x" in gm.code
+    assert "add_1 = ops_add(add, tensor_constant);  del add" in gm.code
+    assert gm.code_globals["tensor_constant"] is big
+    np.testing.assert_allclose(gm(tensor(3, seed=1)).numpy(), tensor(3, seed=1).numpy() + big.numpy() + big.numpy())

@@ -135,6 +135,8 @@ def test_erase_node_refuses_nodes_with_users():
     assert list(x.users) == [b]
     with pytest.raises(RuntimeError, match="not a live node"):
         g.erase_node(a)
+    with pytest.raises(ValueError, match="was erased"):
+        b.prepend(a)
     g.lint()
 
 
