@@ -19,6 +19,7 @@ class Unsupported(Exception):
         self.filename = filename
         self.lineno = lineno
         self.hint = hint
+        self.user_stack: list = []  # (filename, lineno, function) of the inlining callers
         super().__init__(reason)
 
     def located(self, filename: str | None, lineno: int | None) -> "Unsupported":

@@ -147,4 +147,7 @@ class BreakPlan:
 
 
 def log_break(code, reason) -> None:
-    graph_breaks_log.info("graph break in %s at %s:%s: %s", code.co_name, reason.filename, reason.lineno, reason.reason)
+    """Log a break once (each translation happens once) with the user's call stack."""
+    stack = "".join(f"\n    called from {fn} at {file}:{line}" for file, line, fn in reason.user_stack)
+    graph_breaks_log.info("graph break in %s: %s\n    at %s:%s%s", code.co_qualname, reason.reason,
+                          reason.filename, reason.lineno, stack)

@@ -158,6 +158,7 @@ class InstructionTranslator:
             # own frame is compiled by the hook (the outermost callee is the one called).
             if fn_var.fn is not None:
                 exc.callee = fn_var.fn
+            exc.user_stack.append((self.code.co_filename, self.lineno, self.code.co_name))
             raise
 
     def root(self) -> "InstructionTranslator":
