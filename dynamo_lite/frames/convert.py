@@ -18,7 +18,6 @@ from .sources import LocalSource
 from .translator import GraphBreak, InstructionTranslator
 from .variables.base import CellVariable
 from .variables.builder import wrap
-from .variables.containers import BaseListVariable, DictVariable, IteratorVariable
 from .variables.tensor import TensorVariable
 
 
@@ -124,12 +123,8 @@ def _graph_outputs(variables: list) -> list:
         if isinstance(variable, TensorVariable):
             if variable.source is None:
                 nodes.setdefault(variable.node, None)
-        elif isinstance(variable, (BaseListVariable, IteratorVariable)):
-            pending.extend(variable.items)
-        elif isinstance(variable, DictVariable):
-            pending.extend(variable.items.values())
-        elif isinstance(variable, CellVariable) and variable.contents is not None:
-            pending.append(variable.contents)
+        elif variable.source is None:  # a sourced value is reloaded, not rebuilt
+            pending.extend(variable.children())
     return list(nodes)
 
 

@@ -49,6 +49,10 @@ class VariableTracker:
             raise Unsupported(f"cannot rebuild {self} in compiled code")
         self.source.reconstruct(cg)
 
+    def children(self) -> list:
+        """Variables this one is built from (what rebuilding it will need)."""
+        return []
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -136,6 +140,9 @@ class CellVariable(VariableTracker):
         self.contents = contents
         self.name = name
         self.external = external
+
+    def children(self) -> list:
+        return [] if self.contents is None else [self.contents]
 
     def __repr__(self) -> str:
         return f"CellVariable({self.name}={self.contents!r})"

@@ -52,6 +52,9 @@ class BaseListVariable(VariableTracker):
     def truth(self, tx) -> bool:
         return bool(self.items)
 
+    def children(self) -> list:
+        return list(self.items) if self.realized else list(self.pending)
+
     def getitem(self, tx, key: VariableTracker) -> VariableTracker:
         index = key.as_python_constant()
         if isinstance(index, slice):
@@ -174,6 +177,9 @@ class DictVariable(VariableTracker):
     def unpack(self, tx) -> list:
         return [ConstantVariable(k) for k in self.items]
 
+    def children(self) -> list:
+        return list(self.items.values())
+
     def getitem(self, tx, key: VariableTracker) -> VariableTracker:
         k = key.as_python_constant()
         if k not in self.items:
@@ -235,3 +241,13 @@ class IteratorVariable(VariableTracker):
         rest = self.items[self.index:]
         self.index = len(self.items)
         return rest
+
+    def children(self) -> list:
+        return self.items[self.index:]
+
+    def reconstruct(self, cg) -> None:
+        """The items not yet consumed, as a tuple (a resume function's prologue turns a
+        stack slot of layout "iter" back into an iterator)."""
+        for item in self.children():
+            item.reconstruct(cg)
+        cg.build(tuple, len(self.children()))

@@ -72,6 +72,16 @@ class UserMethodVariable(UserFunctionVariable):
     def call(self, tx, args, kwargs) -> VariableTracker:
         return tx.inline_user_function(self, [self.self_var, *args], kwargs)
 
+    def children(self) -> list:
+        return [self.self_var]
+
+    def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            self.source.reconstruct(cg)
+            return
+        self.self_var.reconstruct(cg)
+        cg.load_attr(self.fn.__name__)
+
     def __repr__(self) -> str:
         return f"UserMethodVariable({self.fn.__qualname__})"
 

@@ -102,3 +102,6 @@ class TensorMethodVariable(TracedCallableVariable):
     def reconstruct(self, cg) -> None:
         self.tensor.reconstruct(cg)
         cg.load_attr(self.name)
+
+    def children(self) -> list:
+        return [self.tensor]
