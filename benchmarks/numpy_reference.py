@@ -14,6 +14,16 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 
+def as_arrays(model, inputs) -> tuple:
+    """``(params, input_arrays)`` for ``REFERENCES[name](params, *input_arrays)``.
+
+    ``model`` is a workload's module (its ``state_dict()`` gives the parameters) or plain
+    function (no parameters); arrays share memory with the tensors (no copy).
+    """
+    params = {k: v.numpy() for k, v in model.state_dict().items()} if hasattr(model, "state_dict") else {}
+    return params, [x.numpy() for x in inputs]
+
+
 # -- building blocks -----------------------------------------------------------------
 def linear(x, weight, bias=None):
     y = x @ weight.T

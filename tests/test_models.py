@@ -5,7 +5,7 @@ import pytest
 import dynamo_lite as dl
 from benchmarks import models
 from benchmarks.models import WORKLOADS
-from benchmarks.numpy_reference import REFERENCES
+from benchmarks.numpy_reference import REFERENCES, as_arrays
 
 
 def _as_tuple(value):
@@ -13,9 +13,7 @@ def _as_tuple(value):
 
 
 def _params(model):
-    if isinstance(model, dl.nn.Module):
-        return {name: value.numpy() for name, value in model.state_dict().items()}
-    return {}
+    return as_arrays(model, ())[0]
 
 
 def test_every_workload_has_a_reference():
@@ -30,7 +28,8 @@ def test_workload_matches_numpy_reference(name):
     model, inputs = workload.make(), workload.make_inputs()
     assert all(isinstance(x, dl.Tensor) and x.dtype == dl.float32 for x in inputs)
     outputs = _as_tuple(model(*inputs))
-    expected = _as_tuple(REFERENCES[name](_params(model), *[x.numpy() for x in inputs]))
+    params, arrays = as_arrays(model, inputs)
+    expected = _as_tuple(REFERENCES[name](params, *arrays))
     assert len(outputs) == len(expected)
     for out, exp in zip(outputs, expected):
         assert out.dtype == dl.float32 and tuple(out.shape) == exp.shape

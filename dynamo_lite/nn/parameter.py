@@ -81,6 +81,8 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+    __str__ = __repr__
+
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]

@@ -5,7 +5,7 @@ import numpy as np
 
 from ..tensor.dtype import bool_, result_type
 from . import meta_rules as mr
-from .kernel_utils import as_dtype, binary_dtype, promoted_dtype
+from .kernel_utils import as_dtype, binary_dtype, fit_scalar, promoted_dtype
 from .pointwise import binary_operator
 from .registry import register_op
 
@@ -80,25 +80,25 @@ def _logical_kernel(ufunc):
 def _arith_kernel(ufunc):
     def kernel(xp, *args, out):
         dt = out.dtype if args[0] is not out else promoted_dtype(*args)
-        return ufunc(*args, out=out, dtype=dt, casting="unsafe")
+        return ufunc(*(fit_scalar(a, dt) for a in args), out=out, dtype=dt, casting="unsafe")
 
     kernel.__name__ = f"{ufunc.__name__}_kernel"
     return kernel
 
 
 def where_kernel(xp, condition, a, b, out):
-    xp.copyto(out, b, casting="unsafe")
-    xp.copyto(out, a, casting="unsafe", where=condition)
+    xp.copyto(out, fit_scalar(b, out.dtype), casting="unsafe")
+    xp.copyto(out, fit_scalar(a, out.dtype), casting="unsafe", where=condition)
     return out
 
 
 def clamp_kernel(xp, x, out, min=None, max=None):
     dt = out.dtype
     if min is not None:
-        xp.maximum(x, min, out=out, dtype=dt, casting="unsafe")
+        xp.maximum(x, fit_scalar(min, dt), out=out, dtype=dt, casting="unsafe")
         x = out
     if max is not None:
-        xp.minimum(x, max, out=out, dtype=dt, casting="unsafe")
+        xp.minimum(x, fit_scalar(max, dt), out=out, dtype=dt, casting="unsafe")
     return out
 
 

@@ -74,6 +74,24 @@ def binary_dtype(a, b):
     return promoted_dtype(a, b)
 
 
+_INT_BOUNDS = {
+    np.dtype(t): (int(np.iinfo(t).min), int(np.iinfo(t).max))
+    for t in (np.int8, np.int16, np.int32, np.int64, np.uint8)
+}
+
+
+def fit_scalar(value, dtype):
+    """A Python int outside ``dtype``'s range wrapped into it (``uint8_tensor * -3`` as in torch).
+
+    NumPy refuses out-of-range Python ints; torch casts the scalar like C does.
+    """
+    if type(value) is int:
+        bounds = _INT_BOUNDS.get(dtype)
+        if bounds is not None and not bounds[0] <= value <= bounds[1]:
+            return np.array(value).astype(dtype)[()]
+    return value
+
+
 def compute_dtype(a, b, out):
     """The dtype a binary arithmetic kernel computes in.
 

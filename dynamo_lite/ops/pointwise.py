@@ -6,7 +6,7 @@ import numpy as np
 from ..tensor.dtype import bool_
 from ..tensor.tensor import Tensor
 from . import meta_rules as mr
-from .kernel_utils import compute_dtype, integer_zero_check, promoted_dtype, quiet
+from .kernel_utils import compute_dtype, fit_scalar, integer_zero_check, promoted_dtype, quiet
 from .registry import register_op
 
 __all__ = [
@@ -42,13 +42,6 @@ def sub_meta(input, other, *, alpha=1):
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
         )
-    if _dtype_name(input) == "bool" or _dtype_name(other) == "bool":
-        result = mr.pointwise_meta(input, other)
-        if result._dtype.name == "bool":
-            raise RuntimeError(
-                "Subtraction, the `-` operator, with a bool tensor is not supported. "
-                "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
-            )
     return add_meta(input, other, alpha=alpha)
 
 
@@ -111,16 +104,19 @@ def _scaled(xp, value, alpha, dtype):
 
 def add_kernel(xp, a, b, out, alpha=1):
     dt = compute_dtype(a, b, out)
-    return xp.add(a, _scaled(xp, b, alpha, dt), out=out, dtype=dt, casting="unsafe")
+    b = fit_scalar(_scaled(xp, b, alpha, dt), dt)
+    return xp.add(fit_scalar(a, dt), b, out=out, dtype=dt, casting="unsafe")
 
 
 def sub_kernel(xp, a, b, out, alpha=1):
     dt = compute_dtype(a, b, out)
-    return xp.subtract(a, _scaled(xp, b, alpha, dt), out=out, dtype=dt, casting="unsafe")
+    b = fit_scalar(_scaled(xp, b, alpha, dt), dt)
+    return xp.subtract(fit_scalar(a, dt), b, out=out, dtype=dt, casting="unsafe")
 
 
 def mul_kernel(xp, a, b, out):
-    return xp.multiply(a, b, out=out, dtype=compute_dtype(a, b, out), casting="unsafe")
+    dt = compute_dtype(a, b, out)
+    return xp.multiply(fit_scalar(a, dt), fit_scalar(b, dt), out=out, dtype=dt, casting="unsafe")
 
 
 def true_div_kernel(xp, a, b, out):
@@ -132,6 +128,7 @@ def true_div_kernel(xp, a, b, out):
 def floor_div_kernel(xp, a, b, out):
     dt = compute_dtype(a, b, out)
     integer_zero_check(xp, b, dt)
+    a, b = fit_scalar(a, dt), fit_scalar(b, dt)
     with quiet(xp):
         return xp.floor_divide(a, b, out=out, dtype=dt, casting="unsafe")
 
@@ -143,6 +140,7 @@ def trunc_div_kernel(xp, a, b, out):
             xp.true_divide(a, b, out=out, dtype=dt, casting="unsafe")
             return xp.trunc(out, out=out)
     integer_zero_check(xp, b, dt)
+    a, b = fit_scalar(a, dt), fit_scalar(b, dt)
     # Integer division rounding toward zero: floor, then step back up where the signs differ.
     quotient = xp.floor_divide(a, b, dtype=dt, casting="unsafe")
     inexact = xp.not_equal(xp.multiply(quotient, b, dtype=dt, casting="unsafe"), a)
@@ -160,12 +158,14 @@ _DIV_KERNELS = {None: true_div_kernel, "trunc": trunc_div_kernel, "floor": floor
 def remainder_kernel(xp, a, b, out):
     dt = compute_dtype(a, b, out)
     integer_zero_check(xp, b, dt)
+    a, b = fit_scalar(a, dt), fit_scalar(b, dt)
     with quiet(xp):
         return xp.remainder(a, b, out=out, dtype=dt, casting="unsafe")
 
 
 def pow_kernel(xp, a, b, out):
     dt = compute_dtype(a, b, out)
+    a, b = fit_scalar(a, dt), fit_scalar(b, dt)
     if np.dtype(dt).kind == "u" and hasattr(b, "shape"):
         b = b.astype(dt)  # unsigned math: a negative exponent wraps around, as in torch
     if np.dtype(dt).kind in "iub" and hasattr(b, "shape") and b.size and bool(xp.any(b < 0)):

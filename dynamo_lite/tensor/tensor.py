@@ -91,6 +91,34 @@ class Tensor(TensorProperties):
 
     __hash__ = object.__hash__
 
+    def __deepcopy__(self, memo):
+        """A copy with its own storage; views copied together keep sharing one storage."""
+        import copy
+
+        if id(self) in memo:
+            return memo[id(self)]
+        storage = memo.get(id(self._storage))
+        if storage is None:
+            storage = memo[id(self._storage)] = Storage(self._storage.data.copy(), self._storage.device)
+        result = type(self)._make(storage, self._sizes, self._strides, self._offset, self._dtype)
+        memo[id(self)] = result
+        for key, value in self.__dict__.items():
+            setattr(result, key, copy.deepcopy(value, memo))
+        return result
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (type(self), self._storage.data.copy(), str(self._storage.device), self._sizes,
+                           self._strides, self._offset, self._dtype.name, dict(self.__dict__)))
+
+
+def _rebuild(cls, data, device, sizes, strides, offset, dtype_name, state):
+    """Unpickle a tensor (see ``Tensor.__reduce_ex__``)."""
+    from .dtype import _lookup_name
+
+    result = cls._make(Storage(data, device), sizes, strides, offset, _lookup_name(dtype_name))
+    result.__dict__.update(state)
+    return result
+
 
 def strided_array(storage: Storage, sizes, strides, offset: int, dt: DType):
     """Build the array window of a strided tensor over ``storage``."""

@@ -48,7 +48,8 @@ def test_parameter_default_and_type_errors():
 
 def test_parameter_repr_and_ops_return_plain_tensors():
     p = nn.Parameter(dl.ones(2))
-    assert repr(p).startswith("Parameter containing:\n")
+    assert repr(p).startswith("Parameter containing:\ntensor(")
+    assert str(p) == repr(p)
     assert type(p + 1) is dl.Tensor
     assert type(p.view(2)) is dl.Tensor
     assert type(p.data) is dl.Tensor and p.data.data_ptr() == p.data_ptr()

@@ -147,3 +147,18 @@ def test_repr_wraps_long_rows_and_summarizes_matrices():
     assert lines[1].startswith("        ")
     big = repr(dl.zeros(100, 100))
     assert "...," in big and big.count("\n") == 6
+
+
+def test_deepcopy_and_pickle_give_independent_tensors_that_keep_view_sharing():
+    import copy
+    import pickle
+
+    base = dl.zeros(4)
+    base.numpy()  # hands out (and caches) the array window first
+    view = base[1:]
+    base_copy, view_copy = copy.deepcopy((base, view))
+    base_copy.fill_(3.0)
+    assert view_copy.tolist() == [3.0, 3.0, 3.0]  # the copies still share one storage
+    assert base.tolist() == [0.0, 0.0, 0.0, 0.0]  # the originals are untouched
+    restored = pickle.loads(pickle.dumps(base[1:3]))
+    assert restored.tolist() == [0.0, 0.0] and restored.storage_offset() == 1
