@@ -5,10 +5,11 @@ import dis
 import inspect
 from dataclasses import dataclass
 
+from . import compat as V
 from .errors import Unsupported
 from .handlers import load_all
 from .sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource
-from .variables.base import CellVariable, VariableTracker
+from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.containers import DictVariable, TupleVariable
 
 MAX_INLINE_DEPTH = 24
@@ -85,6 +86,15 @@ class InstructionTranslator:
     # -- stack --------------------------------------------------------------------------
     def push(self, value: VariableTracker) -> None:
         self.stack.append(value)
+
+    def push_callable(self, value: VariableTracker, with_null: bool) -> None:
+        """Push a loaded callable, with the NULL a following CALL expects on the side
+        this Python puts it (see compat.CALL_LAYOUT)."""
+        if with_null and V.CALL_LAYOUT == "null_first":
+            self.push(NULL)
+        self.push(value)
+        if with_null and V.CALL_LAYOUT == "callable_first":
+            self.push(NULL)
 
     def pop(self) -> VariableTracker:
         return self.stack.pop()

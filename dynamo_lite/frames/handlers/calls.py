@@ -5,7 +5,7 @@ import operator
 
 from .. import compat as V
 from ..errors import Unsupported
-from ..variables.base import NULL, CellVariable, ConstantVariable, NullVariable, VariableTracker
+from ..variables.base import CellVariable, ConstantVariable, NullVariable, VariableTracker
 from ..variables.containers import DictVariable, TupleVariable
 from ..variables.functions import NestedFunctionVariable, SuperVariable
 from ..variables.tensor import TracedCallableVariable
@@ -133,9 +133,4 @@ def load_super_attr(tx, ins):
     cls = tx.pop()
     tx.pop()  # the global `super`
     value = SuperVariable(cls.as_python_constant(), self_var).var_getattr(tx, ins.argval)
-    method_form = bool(ins.arg & 1)
-    if method_form and V.CALL_LAYOUT == "null_first":
-        tx.push(NULL)
-    tx.push(value)
-    if method_form and V.CALL_LAYOUT == "callable_first":
-        tx.push(NULL)
+    tx.push_callable(value, bool(ins.arg & 1))

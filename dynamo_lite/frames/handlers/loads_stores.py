@@ -65,13 +65,7 @@ def return_const(tx, ins):
 
 @handles("LOAD_GLOBAL")
 def load_global(tx, ins):
-    value = tx.load_global(ins.argval)
-    push_null = bool(ins.arg & 1)
-    if push_null and V.CALL_LAYOUT == "null_first":
-        tx.push(NULL)
-    tx.push(value)
-    if push_null and V.CALL_LAYOUT == "callable_first":
-        tx.push(NULL)
+    tx.push_callable(tx.load_global(ins.argval), bool(ins.arg & 1))
 
 
 @handles("STORE_GLOBAL")
@@ -102,25 +96,17 @@ def store_deref(tx, ins):
     cell.contents = tx.pop()
 
 
-def _push_attribute(tx, value, method_form: bool):
-    if method_form and V.CALL_LAYOUT == "null_first":
-        tx.push(NULL)
-    tx.push(value)
-    if method_form and V.CALL_LAYOUT == "callable_first":
-        tx.push(NULL)
-
-
 @handles("LOAD_ATTR")
 def load_attr(tx, ins):
     obj = tx.pop()
     method_form = V.LOAD_ATTR_METHOD_FLAG and bool(ins.arg & 1)
-    _push_attribute(tx, obj.var_getattr(tx, ins.argval), method_form)
+    tx.push_callable(obj.var_getattr(tx, ins.argval), method_form)
 
 
 @handles("LOAD_METHOD")
 def load_method(tx, ins):
     obj = tx.pop()
-    _push_attribute(tx, obj.var_getattr(tx, ins.argval), True)
+    tx.push_callable(obj.var_getattr(tx, ins.argval), True)
 
 
 @handles("STORE_ATTR")
