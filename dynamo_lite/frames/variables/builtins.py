@@ -99,6 +99,9 @@ def _getattr(tx, obj, name, default=None):
 
 
 def _hasattr(tx, obj, name):
+    value = getattr(obj, "value", None)
+    if isinstance(value, (type, types.ModuleType)) and obj.source is not None:
+        return ConstantVariable(hasattr(value, name.as_python_constant()))  # guarded by identity
     try:
         obj.var_getattr(tx, name.as_python_constant())
     except Unsupported:
@@ -110,22 +113,15 @@ def _hasattr(tx, obj, name):
 
 def _min_max(pick):
     def handler(tx, *args, **kwargs):
-        if _all_constant(args, kwargs):
-            values, kw = _constants(args, kwargs)
-            return ConstantVariable(pick(*values, **kw))
-        if len(args) == 2 and not kwargs:
-            # min/max of a tensor and a number or of two tensors: elementwise like eager would
-            # only via the tensor comparison's __bool__, which is data-dependent.
-            raise Unsupported(f"{pick.__name__}() comparing tensors (data-dependent)")
-        raise Unsupported(f"{pick.__name__}() over non-constant values")
+        # Constants were folded already; anything else compares values with __bool__.
+        raise Unsupported(f"{pick.__name__}() over values that are not constants (data-dependent)",
+                          hint="use dl.minimum/dl.maximum for tensors")
 
     return handler
 
 
 def _abs(tx, value):
-    if isinstance(value, TensorVariable):
-        return TracedCallableVariable(operator.abs, "abs").call(tx, [value], {})
-    return ConstantVariable(abs(value.as_python_constant()))
+    return TracedCallableVariable(operator.abs, "abs").call(tx, [value], {})
 
 
 def _type(tx, value):
