@@ -211,3 +211,18 @@ def test_explain_reports_reason_file_and_line():
     assert reason.filename == __file__
     assert "item" in reason.source_line
     assert "Graph break count" in str(report)
+
+
+def test_namedtuple_results_are_built_inside_the_graph():
+    import collections
+
+    Output = collections.namedtuple("Output", ["logits", "loss"], defaults=[None])
+
+    def f(x):
+        out = Output(x * 2)
+        return Output(out.logits.relu(), loss=out.logits.sum())
+
+    x = dl.randn(3)
+    result = dl.compile(f, backend="eager", fullgraph=True)(x)
+    assert type(result) is Output
+    assert_equal_values(result, f(x))

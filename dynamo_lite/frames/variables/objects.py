@@ -152,7 +152,10 @@ class ClassVariable(ObjectVariable):
     """A class object (used by isinstance, attribute reads of class constants)."""
 
     def call(self, tx, args, kwargs) -> VariableTracker:
-        raise Unsupported(f"creating an instance of {self.value.__qualname__} inside the compiled region")
+        cls = self.value
+        if issubclass(cls, tuple) and hasattr(cls, "_fields") and hasattr(cls, "_make"):
+            return _make_namedtuple(cls, args, kwargs)
+        raise Unsupported(f"creating an instance of {cls.__qualname__} inside the compiled region")
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap
@@ -161,6 +164,30 @@ class ClassVariable(ObjectVariable):
         if isinstance(static, (staticmethod, classmethod)):
             return wrap(tx, getattr(self.value, name), None)
         return wrap(tx, getattr(self.value, name), AttrSource(self.source, name) if self.source is not None else None)
+
+
+def _make_namedtuple(cls, args, kwargs) -> VariableTracker:
+    """``cls(*args, **kwargs)`` for a namedtuple class, with its field defaults."""
+    from .containers import NamedTupleVariable
+
+    fields = cls._fields
+    values = dict(zip(fields, args))
+    for name, value in kwargs.items():
+        if name not in fields or name in values:
+            raise Unsupported(f"{cls.__name__}() got a bad or duplicate argument {name!r} (raises in eager)")
+        values[name] = value
+    defaults = getattr(cls, "_field_defaults", {})
+    items = []
+    for name in fields:
+        if name in values:
+            items.append(values[name])
+        elif name in defaults:
+            items.append(ConstantVariable(defaults[name]))
+        else:
+            raise Unsupported(f"{cls.__name__}() missing argument {name!r} (raises in eager)")
+    if len(args) > len(fields):
+        raise Unsupported(f"{cls.__name__}() takes {len(fields)} arguments (raises in eager)")
+    return NamedTupleVariable(items, cls)
 
 
 class NoOpContextVariable(VariableTracker):
