@@ -221,3 +221,30 @@ def test_fullgraph_raises_unsupported_with_location():
         compiled(1)
     assert info.value.filename == __file__
     assert "print" in info.value.reason
+
+
+def test_nested_functions_with_defaults_and_keyword_only_arguments():
+    def f(x):
+        def scale(v, factor=3, *, shift=1):
+            return v * factor + shift
+
+        adders = [lambda v, k=k: v + k for k in range(3)]
+        items = [1]
+        items += [x]
+        return scale(x), scale(x, 2, shift=0), [add(x) for add in adders], items
+
+    compiled = assert_same(f, 5)
+    assert dl.stats().fallbacks == ()
+    assert compiled(6) == f(6)
+
+
+def test_unpacking_star_calls_and_dict_merges():
+    def g(a, b, *rest, **kw):
+        return a, b, rest, kw
+
+    def f(seq, opts):
+        first, *others = seq
+        return g(*seq, **opts), g(first, *others, z=1, **{"y": 2}), {**opts, "k": 3}
+
+    assert_same(f, (1, 2, 3), {"x": 4})
+    assert dl.stats().fallbacks == ()
