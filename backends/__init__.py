@@ -1,5 +1,7 @@
 """Backends: compile a captured graph into a callable (registry in ``registry``)."""
 from . import eager
+from . import numpy  # registers "numpy", the default ("auto") backend on CPU
+from . import cupy  # registers "cupy" (imports CuPy only when a graph is compiled)
 from .registry import (
     AUTO, AutoBackend, BackendSpec, InvalidBackend, backend_spec, best_backend, list_backends,
     lookup_backend, register_backend, resolve_backend, unregister_backend,

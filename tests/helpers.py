@@ -1,4 +1,4 @@
-"""Shared test helpers: compare compiled and eager runs of the same function."""
+"""Shared test helpers: compare compiled and eager runs of the same function, on every backend."""
 from __future__ import annotations
 
 import copy
@@ -6,6 +6,16 @@ import copy
 import numpy as np
 
 import dynamo_lite as dl
+
+
+def compiled_backends(cuda: bool = False) -> list:
+    """The backends compiled-vs-eager tests run on: ``eager`` (the reference), ``numpy``,
+    and ``cupy`` when ``cuda`` (a CUDA device is present); registered ones only.
+
+    ``tests/conftest.py`` turns this into the ``backend`` fixture.
+    """
+    names = ["eager", "numpy"] + (["cupy"] if cuda else [])
+    return [name for name in names if name in dl.list_backends()]
 
 
 def run_capturing(fn, *args, **kwargs):

@@ -43,6 +43,10 @@ def render(info: dict, name: str) -> str:
         parts += [f"---- resume function {extra['name']} (original offset {extra['offset']}) ----", extra["diff"]]
     for i, gm in enumerate(info.get("graphs", ())):
         parts += [f"---- graph {i} ----", gm.print_readable(print_output=False)]
+        # NOTE: [backend code in debug output] a backend that generates code leaves it
+        # on the GraphModule as ``backend_code`` (the numpy backend's function).
+        if getattr(gm, "backend_code", None):
+            parts += [f"---- backend code of graph {i} ----", gm.backend_code.rstrip("\n")]
     parts += ["---- guards ----", info.get("guards", "")]
     return "\n".join(parts)
 

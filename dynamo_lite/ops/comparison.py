@@ -1,9 +1,10 @@
-"""Comparisons, logical and bitwise ops, where, clamp, minimum and maximum (elementwise)."""
+"""Comparisons, logical and bitwise ops, and selection: where, masked_fill, clamp, minimum, maximum."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..tensor.dtype import bool_, result_type
+from ..tensor.layout import broadcast_shapes
 from . import meta_rules as mr
 from .kernel_utils import as_dtype, binary_dtype, fit_scalar, promoted_dtype
 from .pointwise import binary_operator
@@ -13,7 +14,7 @@ __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
     "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
     "bitwise_or", "bitwise_xor", "bitwise_not", "where", "clamp", "clip", "clamp_min",
-    "clamp_max", "minimum", "maximum",
+    "clamp_max", "minimum", "maximum", "masked_fill",
 ]
 
 POINTWISE = ("pointwise",)
@@ -22,11 +23,12 @@ INPLACE = ("inplace",)
 
 # -- meta rules ---------------------------------------------------------------------------
 def predicate_meta(input, other):
-    return mr.pointwise_meta(input, other, dtype=bool_)
+    # Comparisons compute in the operands' promoted type and write bools.
+    return mr.pointwise_meta(input, other, dtype=bool_, compute_dtype=result_type(input, other))
 
 
 def logical_not_meta(input):
-    return mr.pointwise_meta(input, dtype=bool_)
+    return mr.pointwise_meta(input, dtype=bool_, compute_dtype=input._dtype)
 
 
 def _integral_only(kernel_name: str, arity: int):
@@ -47,23 +49,51 @@ def where_meta(condition, input, other):
             "where expected condition to be a boolean tensor, but got a tensor with dtype "
             f"{mr.TYPE_NAMES[condition._dtype]}"
         )
-    return mr.pointwise_meta(condition, input, other, dtype=result_type(input, other))
+    dtype = result_type(input, other)
+    # The condition is read as it is; input and other are converted to the result dtype.
+    operands = [condition] + [
+        t if t._dtype is dtype else mr.converted(t, dtype) for t in (input, other) if mr.is_tensor(t)
+    ]
+    shape = broadcast_shapes(*(t._sizes for t in operands))
+    strides = mr.pointwise_strides(shape, operands, len(operands) < 3)
+    return mr.make_meta(shape, dtype, strides, mr.common_device(operands))
+
+
+def masked_fill_meta(input, mask, value):
+    if mask._dtype is not bool_:
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {mr.C_TYPE_NAMES[mask._dtype]}"
+        )
+    if mr.is_tensor(value) and value._sizes:
+        raise RuntimeError(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{len(value._sizes)} dimension(s)."
+        )
+    shape = broadcast_shapes(input._sizes, mask._sizes)
+    return mr.make_meta(shape, input._dtype, None, mr.common_device((input, mask)))
 
 
 def clamp_meta(input, *, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return mr.pointwise_meta(input, min, max)
+    # Scalar bounds are kernel arguments unless a tensor bound makes them 0-dim operands.
+    tensor_bounds = mr.is_tensor(min) or mr.is_tensor(max)
+    meta = mr.pointwise_meta(input, min, max, scalar_operands=tensor_bounds)
+    if meta._dtype is bool_ and not tensor_bounds:
+        kind = "clamp" if min is not None and max is not None else ("clamp_min" if max is None else "clamp_max")
+        raise NotImplementedError(f"\"{kind}_scalar_cpu\" not implemented for 'Bool'")
+    return meta
 
 
 # -- kernels ------------------------------------------------------------------------------
 def _compare_kernel(ufunc):
     """Compare in the promoted dtype (as torch does: a float16 tensor vs a float32 scalar
-    tensor compares in float16), writing the bools into ``out``."""
+    tensor compares in float16, and ``uint8_tensor < -1`` compares with -1 wrapped to 255),
+    writing the bools into ``out``."""
 
     def kernel(xp, a, b, out):
         dt = binary_dtype(a, b)
-        return ufunc(as_dtype(xp, a, dt), as_dtype(xp, b, dt), out=out)
+        return ufunc(fit_scalar(as_dtype(xp, a, dt), dt), fit_scalar(as_dtype(xp, b, dt), dt), out=out)
 
     kernel.__name__ = f"{ufunc.__name__}_kernel"
     return kernel
@@ -89,6 +119,13 @@ def _arith_kernel(ufunc):
 def where_kernel(xp, condition, a, b, out):
     xp.copyto(out, fit_scalar(b, out.dtype), casting="unsafe")
     xp.copyto(out, fit_scalar(a, out.dtype), casting="unsafe", where=condition)
+    return out
+
+
+def masked_fill_kernel(xp, x, mask, value, *, out):
+    if x is not out:
+        xp.copyto(out, x)
+    xp.copyto(out, value, casting="unsafe", where=mask)
     return out
 
 
@@ -123,6 +160,7 @@ ELEMENTWISE_OPS = {
     "maximum": (mr.pointwise_meta, _arith_kernel(np.maximum), False),
     "where": (where_meta, where_kernel, False),
     "clamp": (clamp_meta, clamp_kernel, True),
+    "masked_fill": (masked_fill_meta, masked_fill_kernel, True),
 }
 OPS = {}
 for _name, (_meta, _kernel, _has_inplace) in ELEMENTWISE_OPS.items():
@@ -174,6 +212,22 @@ def where(condition, input, other):
     return OPS["where"](condition, input, other)
 
 
+def masked_fill(input, mask, value):
+    """``input`` with ``value`` where the boolean ``mask`` (broadcast) is true.
+
+    Example:
+        >>> x = dl.tensor([1.0, 2.0])
+        >>> dl.masked_fill(x, x > 1, 0.0).tolist()
+        [1.0, 0.0]
+    """
+    return OPS["masked_fill"](input, mask, value)
+
+
+def masked_fill_(self, mask, value):
+    """In-place ``masked_fill``; ``mask`` must broadcast to ``self``'s shape."""
+    return OPS["masked_fill_"](self, mask, value)
+
+
 def _bounds(min, max) -> dict:
     bounds = {}
     if min is not None:
@@ -211,6 +265,16 @@ def clamp_(self, min=None, max=None):
     return OPS["clamp_"](self, **_bounds(min, max))
 
 
+def clamp_min_(self, min):
+    """In-place ``clamp(min=min)``."""
+    return OPS["clamp_"](self, min=min)
+
+
+def clamp_max_(self, max):
+    """In-place ``clamp(max=max)``."""
+    return OPS["clamp_"](self, max=max)
+
+
 def _where_method(self, condition, other):
     """``x.where(condition, other)`` is ``where(condition, x, other)``."""
     return OPS["where"](condition, self, other)
@@ -234,9 +298,8 @@ def _invert(self):
 
 METHODS = {name: globals()[name] for name in __all__ if name != "where"}
 METHODS.update({
-    "where": _where_method, "clamp_": clamp_, "clip_": clamp_,
-    "clamp_min_": lambda self, min: OPS["clamp_"](self, min=min),
-    "clamp_max_": lambda self, max: OPS["clamp_"](self, max=max),
+    "where": _where_method, "clamp_": clamp_, "clip_": clamp_, "masked_fill_": masked_fill_,
+    "clamp_min_": clamp_min_, "clamp_max_": clamp_max_,
     "bitwise_and_": _inplace("bitwise_and"), "bitwise_or_": _inplace("bitwise_or"),
     "bitwise_xor_": _inplace("bitwise_xor"), "bitwise_not_": _inplace("bitwise_not"),
     "__eq__": binary_operator(OPS["eq"]), "__ne__": binary_operator(OPS["ne"]),

@@ -122,7 +122,9 @@ def _windows(xp, x, kernel, stride, dilation, out_hw):
     sn, sc, sh, sw = x.strides
     shape = x.shape[:2] + tuple(out_hw) + tuple(kernel)
     strides = (sn, sc, sh * stride[0], sw * stride[1], sh * dilation[0], sw * dilation[1])
-    return xp.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+    if xp is np:
+        return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+    return xp.lib.stride_tricks.as_strided(x, shape, strides)
 
 
 def conv2d_kernel(xp, x, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1, *, out):
@@ -176,7 +178,7 @@ def pool_output_size(size: int, kernel: int, pad: int, stride: int, dilation: in
     return out
 
 
-def _pool_meta(input, kernel, stride, padding, dilation, ceil_mode, pad_message):
+def _pool_meta(input, kernel, stride, padding, dilation, ceil_mode):
     sizes = input._sizes
     if len(sizes) not in (3, 4) or any(s == 0 for s in sizes[-3:]):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
@@ -192,7 +194,7 @@ def _pool_meta(input, kernel, stride, padding, dilation, ceil_mode, pad_message)
         )
     for k, p, d in zip(kernel, padding, dilation):
         if p < 0 or p > (d * (k - 1) + 1) // 2:
-            raise RuntimeError(pad_message(k, p, d))
+            raise RuntimeError(_pad_message(k, p, d))
     c, h, w = sizes[-3:]
     oh = pool_output_size(h, kernel[0], padding[0], stride[0], dilation[0], ceil_mode)
     ow = pool_output_size(w, kernel[1], padding[1], stride[1], dilation[1], ceil_mode)
@@ -204,16 +206,12 @@ def _pool_meta(input, kernel, stride, padding, dilation, ceil_mode, pad_message)
     return mr.make_meta(shape, input._dtype, _image_strides(input, None, shape), input._device)
 
 
-def _max_pad_message(k, p, d):
+def _pad_message(k, p, d):
     return f"pad should be at most half of effective kernel size, but got pad={p}, kernel_size={k} and dilation={d}"
 
 
-def _avg_pad_message(k, p, d):
-    return _max_pad_message(k, p, d)
-
-
 def max_pool2d_meta(input, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False):
-    return _pool_meta(input, kernel_size, stride, padding, dilation, ceil_mode, _max_pad_message)
+    return _pool_meta(input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def max_pool2d_with_indices_meta(input, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False):
@@ -225,7 +223,7 @@ def avg_pool2d_meta(input, kernel_size, stride, padding=(0, 0), ceil_mode=False,
                     divisor_override=None):
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
-    return _pool_meta(input, kernel_size, stride, padding, (1, 1), ceil_mode, _avg_pad_message)
+    return _pool_meta(input, kernel_size, stride, padding, (1, 1), ceil_mode)
 
 
 def _pool_slices(xp, x, kernel, stride, padding, dilation, out_hw, fill):

@@ -9,6 +9,7 @@ from ..tensor.device import array_module
 from ..tensor.meta import TensorMeta
 from ..tensor.storage import Storage
 from ..tensor.tensor import Tensor, empty_like_meta
+from .meta_rules import contiguous_strides
 
 
 def _map(fn, value):
@@ -163,6 +164,11 @@ def _allocate_cpu(meta) -> Tensor:
         extent += (size - 1) * stride
     if numel == 0:
         return empty_like_meta(meta)
+    if extent == numel and strides == contiguous_strides(sizes):
+        array = np.empty(sizes, dtype=dt.numpy)
+        tensor = Tensor._make(Storage(array.reshape(-1).view(np.uint8), meta._device), sizes, strides, 0, dt)
+        tensor._array_cache = array
+        return tensor
     buffer = np.empty(extent * itemsize, dtype=np.uint8)
     tensor = Tensor._make(Storage(buffer, meta._device), sizes, strides, 0, dt)
     tensor._array_cache = np.ndarray(

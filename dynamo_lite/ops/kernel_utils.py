@@ -20,6 +20,17 @@ def quiet(xp):
     return _NULL_CONTEXT
 
 
+_KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def _scalar_category(value) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return 0
+    if isinstance(value, (int, np.integer)):
+        return 1
+    return 2
+
+
 class _Operand:
     """An array's dtype and rank, shaped like a TensorMeta for ``result_type``."""
 
@@ -45,17 +56,6 @@ def promoted_dtype(*operands):
             return first
     wrapped = [_Operand(op) if hasattr(op, "dtype") and hasattr(op, "shape") else op for op in operands]
     return result_type(*wrapped).numpy
-
-
-_KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
-
-
-def _scalar_category(value) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        return 0
-    if isinstance(value, (int, np.integer)):
-        return 1
-    return 2
 
 
 _SCALAR_TYPE_CATEGORY = {bool: 0, int: 1, float: 2}
@@ -128,9 +128,12 @@ def half_as_float(fn):
     return kernel
 
 
-def integer_zero_check(xp, divisor, dtype) -> None:
-    """Integer division by zero is an error in torch (floats give inf/nan instead)."""
-    if np.dtype(dtype).kind not in "iub":
+def integer_zero_check(xp, divisor, dtype, out) -> None:
+    """Integer division by zero is an error in torch (floats give inf/nan instead).
+
+    Only divisors that are used count: an empty output divides nothing.
+    """
+    if np.dtype(dtype).kind not in "iub" or out.size == 0:
         return
     if hasattr(divisor, "shape"):
         if divisor.size and bool(xp.any(divisor == 0)):

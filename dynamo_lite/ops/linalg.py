@@ -9,7 +9,7 @@ from . import meta_rules as mr
 from .pointwise import is_operand
 from .registry import register_op
 
-__all__ = ["matmul", "mm", "bmm", "addmm", "linear"]
+__all__ = ["matmul", "mm", "bmm", "addmm", "linear", "dot", "norm"]
 
 MATMUL = ("matmul",)
 
@@ -251,6 +251,53 @@ def linear(input, weight, bias=None):
     return OPS["linear"](input, weight) if bias is None else OPS["linear"](input, weight, bias)
 
 
+def dot(input, other):
+    """Inner product of two 1-D tensors of one dtype (a 0-dim result).
+
+    Example:
+        >>> dl.dot(dl.tensor([1.0, 2.0]), dl.tensor([3.0, 4.0])).item()
+        11.0
+    """
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            "dot : expected both vectors to have same dtype, but found "
+            f"{mr.TYPE_NAMES[input.dtype]} and {mr.TYPE_NAMES[other.dtype]}"
+        )
+    return OPS["matmul"](input, other)
+
+
+def norm(input, p="fro", dim=None, keepdim=False):
+    """Vector p-norm over ``dim`` (all elements by default): 2 ("fro"), 1, inf, -inf, 0 or any p.
+
+    Built from pointwise ops and reductions, so backends fuse it like any other chain.
+
+    Example:
+        >>> dl.norm(dl.tensor([3.0, 4.0])).item()
+        5.0
+    """
+    from . import reductions, unary
+
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(
+            f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {mr.TYPE_NAMES[input.dtype]}"
+        )
+    p = 2 if p == "fro" else p
+    magnitude = unary.abs(input)
+    if p == float("inf"):
+        return reductions.amax(magnitude, () if dim is None else dim, keepdim)
+    if p == float("-inf"):
+        return reductions.amin(magnitude, () if dim is None else dim, keepdim)
+    if p == 0:
+        return reductions.sum(magnitude != 0, dim, keepdim, dtype=input.dtype)
+    if p == 1:
+        return reductions.sum(magnitude, dim, keepdim)
+    if p == 2:
+        return unary.sqrt(reductions.sum(unary.square(input), dim, keepdim))
+    return reductions.sum(magnitude ** p, dim, keepdim) ** (1.0 / p)
+
+
 def _rmatmul(self, other):
     return OPS["matmul"](other, self) if is_operand(other) else NotImplemented
 
@@ -260,6 +307,6 @@ def _matmul_operator(self, other):
 
 
 METHODS = {
-    "matmul": matmul, "mm": mm, "bmm": bmm, "addmm": addmm,
+    "matmul": matmul, "mm": mm, "bmm": bmm, "addmm": addmm, "dot": dot, "norm": norm,
     "__matmul__": _matmul_operator, "__rmatmul__": _rmatmul,
 }

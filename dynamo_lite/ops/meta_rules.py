@@ -74,11 +74,15 @@ def check_floating(meta, op_name: str) -> None:
 
 
 # -- pointwise ------------------------------------------------------------------------------
-def pointwise_meta(*inputs, dtype=None) -> TensorMeta:
+def pointwise_meta(*inputs, dtype=None, compute_dtype=None, scalar_operands=True) -> TensorMeta:
     """Output meta of an elementwise op over ``inputs`` (tensors, metas, scalars or None).
 
     Shape broadcasts; ``dtype`` defaults to torch's result type of the inputs; device is the
-    tensors' common device; strides follow ``pointwise_strides``.
+    tensors' common device; strides follow ``pointwise_strides`` over the inputs as the
+    op computes on them: converted to ``compute_dtype`` (default: the output dtype), see
+    NOTE: [pointwise output strides]. ``scalar_operands=False`` says the op takes its
+    scalars as plain arguments (``pow(x, 2)``, ``clamp(x, 0, 1)``) rather than as 0-dim
+    operands (``x + 1``), which decides whether the same-shape fast path applies.
 
     Example:
         >>> pointwise_meta(TensorMeta((3, 1), dl.int32), 2.5).dtype
@@ -101,7 +105,19 @@ def pointwise_meta(*inputs, dtype=None) -> TensorMeta:
     if dtype is None:
         dtype = promoted(inputs, tensors, scalars)
     device = common_device(tensors)
-    return make_meta(shape, dtype, pointwise_strides(shape, tensors, bool(scalars)), device)
+    compute = dtype if compute_dtype is None else compute_dtype
+    operands = [t if t._dtype is compute else converted(t, compute) for t in tensors]
+    return make_meta(shape, dtype, pointwise_strides(shape, operands, scalar_operands and bool(scalars)), device)
+
+
+def converted(meta, dtype):
+    """The layout of ``meta`` converted to another dtype (``.to(dtype)``): the same strides if
+    dense, else dense strides in the same dim order. Ops compute on such converted inputs, so
+    these are the strides that decide a pointwise output's layout."""
+    shape, strides = meta._sizes, meta._strides
+    if not layout.is_non_overlapping_and_dense(shape, strides):
+        strides = layout.strides_for_order(shape, _dim_order(shape, [meta]))
+    return make_meta(shape, dtype, strides, meta._device)
 
 
 _SCALAR_CATEGORY = {bool: 0, int: 1, float: 2}
@@ -130,7 +146,9 @@ def pointwise_strides(shape: tuple, tensors, has_scalar: bool = False) -> tuple:
     innermost to outermost by comparing the operands' strides in argument order (the
     first operand that orders two dims decides; broadcast dims don't vote), and the
     output is dense in that order. So ``t + 1`` for a transposed ``t`` is transposed and
-    a channels_last input gives a channels_last output.
+    a channels_last input gives a channels_last output. An operand whose dtype differs
+    from the compute dtype votes with the layout of its converted copy (``converted``),
+    as torch converts such inputs before it computes.
     """
     ndim = len(shape)
     if ndim <= 1:
@@ -184,14 +202,6 @@ def _dim_order(shape: tuple, tensors) -> tuple:
             elif cmp < 0:
                 break
     return tuple(reversed(perm))
-
-
-def like_strides(meta) -> tuple:
-    """Strides of ``empty_like(meta)`` (preserve_format): same layout if dense, else its order."""
-    shape, strides = meta._sizes, meta._strides
-    if layout.is_non_overlapping_and_dense(shape, strides):
-        return strides
-    return pointwise_strides(shape, [meta])
 
 
 def memory_format_strides(meta, shape: tuple) -> tuple:

@@ -69,8 +69,10 @@ def embedding_kernel(xp, weight, indices, padding_idx=-1, scale_grad_by_freq=Fal
     if indices.size:
         if int(indices.min()) < 0 or int(indices.max()) >= weight.shape[0]:
             raise IndexError("index out of range in self")
-        # Indices are checked, so take can write straight into out ("clip" avoids buffering).
-        xp.take(weight, indices, axis=0, out=out, mode="clip")
+        if xp is np:  # indices are checked, so "clip" lets take write into out without buffering
+            np.take(weight, indices, axis=0, out=out, mode="clip")
+        else:
+            xp.take(weight, indices, axis=0, out=out)
     return out
 
 

@@ -22,7 +22,7 @@ __all__ = ["softmax", "log_softmax", "logsumexp", "cumsum", "cumprod"]
 def softmax_meta(name):
     def meta(input, dim, dtype=None):
         result = dtype or input._dtype
-        if not result.is_floating_point:
+        if not result.is_floating_point and mr.layout.prod(input._sizes):
             kind = "lastdim_kernel_impl" if dim == len(input._sizes) - 1 else "kernel_impl"
             raise NotImplementedError(f"\"{name}_{kind}\" not implemented for '{mr.TYPE_NAMES[result]}'")
         return mr.same_meta(input, result)
@@ -97,6 +97,9 @@ def _scan_kernel(scan):
     def kernel(xp, x, dim, dtype=None, *, out):
         if x.ndim == 0:
             out[...] = x
+            return out
+        if out.dtype == np.float16:  # accumulate half in float32, as torch does
+            out[...] = scan(x, axis=dim, dtype=np.float32)
             return out
         return scan(x, axis=dim, dtype=out.dtype, out=out)
 

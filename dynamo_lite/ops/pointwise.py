@@ -6,7 +6,7 @@ import numpy as np
 from ..tensor.dtype import bool_
 from ..tensor.tensor import Tensor
 from . import meta_rules as mr
-from .kernel_utils import compute_dtype, fit_scalar, integer_zero_check, promoted_dtype, quiet
+from .kernel_utils import as_dtype, compute_dtype, fit_scalar, integer_zero_check, promoted_dtype, quiet
 from .registry import register_op
 
 __all__ = [
@@ -37,24 +37,29 @@ def add_meta(input, other, *, alpha=1):
 
 
 def sub_meta(input, other, *, alpha=1):
-    if _dtype_name(input) == "bool" and _dtype_name(other) == "bool":
+    # torch rejects a bool operand on either side, whatever the result type would be.
+    if _is_bool(input) and _is_bool(other):
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
         )
+    if _is_bool(input) or _is_bool(other):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
     return add_meta(input, other, alpha=alpha)
 
 
-def _dtype_name(value) -> str:
+def _is_bool(value) -> bool:
     if mr.is_tensor(value):
-        return value._dtype.name
-    return "bool" if isinstance(value, (bool, np.bool_)) else ""
+        return value._dtype is bool_
+    return isinstance(value, (bool, np.bool_))
 
 
 def true_div_meta(input, other):
-    out = mr.pointwise_meta(input, other)
-    out._dtype = mr.float_dtype(out._dtype)
-    return out
+    # True division of integers gives the default float dtype.
+    return mr.pointwise_meta(input, other, dtype=mr.float_dtype(mr.result_type(input, other)))
 
 
 def div_meta(input, other, *, rounding_mode=None):
@@ -74,14 +79,15 @@ def remainder_meta(input, other):
 
 def integer_div_meta(input, other, op_name="div_floor"):
     out = mr.pointwise_meta(input, other)
-    if out._dtype.name == "bool":
+    if out._dtype is bool_:
         raise NotImplementedError(f"\"{op_name}_cpu\" not implemented for 'Bool'")
     return out
 
 
 def pow_meta(input, exponent):
-    out = mr.pointwise_meta(input, exponent)
-    if out._dtype is bool_:
+    # A scalar exponent is an argument of the kernel, not a 0-dim operand (a scalar base is).
+    out = mr.pointwise_meta(input, exponent, scalar_operands=not mr.is_tensor(input) or mr.is_tensor(exponent))
+    if out._dtype is bool_ and mr.is_tensor(exponent):
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     if (
         not out._dtype.is_floating_point
@@ -127,7 +133,7 @@ def true_div_kernel(xp, a, b, out):
 
 def floor_div_kernel(xp, a, b, out):
     dt = compute_dtype(a, b, out)
-    integer_zero_check(xp, b, dt)
+    integer_zero_check(xp, b, dt, out)
     a, b = fit_scalar(a, dt), fit_scalar(b, dt)
     with quiet(xp):
         return xp.floor_divide(a, b, out=out, dtype=dt, casting="unsafe")
@@ -139,8 +145,8 @@ def trunc_div_kernel(xp, a, b, out):
         with quiet(xp):
             xp.true_divide(a, b, out=out, dtype=dt, casting="unsafe")
             return xp.trunc(out, out=out)
-    integer_zero_check(xp, b, dt)
-    a, b = fit_scalar(a, dt), fit_scalar(b, dt)
+    integer_zero_check(xp, b, dt, out)
+    a, b = fit_scalar(as_dtype(xp, a, dt), dt), fit_scalar(as_dtype(xp, b, dt), dt)
     # Integer division rounding toward zero: floor, then step back up where the signs differ.
     quotient = xp.floor_divide(a, b, dtype=dt, casting="unsafe")
     inexact = xp.not_equal(xp.multiply(quotient, b, dtype=dt, casting="unsafe"), a)
@@ -157,7 +163,7 @@ _DIV_KERNELS = {None: true_div_kernel, "trunc": trunc_div_kernel, "floor": floor
 
 def remainder_kernel(xp, a, b, out):
     dt = compute_dtype(a, b, out)
-    integer_zero_check(xp, b, dt)
+    integer_zero_check(xp, b, dt, out)
     a, b = fit_scalar(a, dt), fit_scalar(b, dt)
     with quiet(xp):
         return xp.remainder(a, b, out=out, dtype=dt, casting="unsafe")
@@ -165,6 +171,8 @@ def remainder_kernel(xp, a, b, out):
 
 def pow_kernel(xp, a, b, out):
     dt = compute_dtype(a, b, out)
+    if np.dtype(dt).kind == "b":  # a bool tensor to a bool power: x ** True is x, x ** False is True
+        return xp.logical_or(a, not b, out=out)
     a, b = fit_scalar(a, dt), fit_scalar(b, dt)
     if np.dtype(dt).kind == "u" and hasattr(b, "shape"):
         b = b.astype(dt)  # unsigned math: a negative exponent wraps around, as in torch

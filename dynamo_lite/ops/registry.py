@@ -21,8 +21,10 @@ class Op:
             rule, which the kernel may write into directly.
         view: for view ops, ``view(geometry, *args, **kwargs)`` mapping the input's
             ``(sizes, strides, offset)`` to the output's; no kernel is needed.
-        tags: ``pointwise``, ``reduction``, ``view``, ``inplace`` (mutates argument 0),
-            ``random``, ``nondeterministic_output`` ... used by passes and backends.
+        tags: ``pointwise`` (elementwise with broadcasting), ``reduction``, ``view``,
+            ``inplace`` (mutates argument 0), ``random``, ``normalization`` (softmax-like:
+            input-shaped output computed with reductions along a dim), ``scan`` (cumsum),
+            ``matmul``, ``window`` (conv/pooling) ... used by passes and backends.
     """
 
     name: str

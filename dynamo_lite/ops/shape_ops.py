@@ -1,18 +1,18 @@
 """Ops that rearrange or select elements into a new tensor: cat, stack, flip, tril/triu, gather,
-index_select, masked_fill, one_hot, repeat and constant padding."""
+index_select, one_hot, repeat and constant padding."""
 from __future__ import annotations
 
 import operator
 
 from ..tensor import layout
-from ..tensor.dtype import bool_, int32, int64
+from ..tensor.dtype import int32, int64
 from ..tensor.layout import normalize_dim, normalize_dims
 from . import meta_rules as mr
 from .registry import register_op
 
 __all__ = [
     "cat", "concat", "concatenate", "stack", "flip", "tril", "triu", "gather", "index_select",
-    "masked_fill", "tile", "constant_pad_nd",
+    "tile", "constant_pad_nd",
 ]
 
 INDEX_DTYPES = (int32, int64)
@@ -69,7 +69,8 @@ def stack_meta(tensors, dim=0):
 
 
 def flip_meta(input, dims):
-    return mr.make_meta(input._sizes, input._dtype, mr.pointwise_strides(input._sizes, [input]), input._device)
+    # Like empty_like: a dense input's strides are kept, others are made dense in their dim order.
+    return mr.converted(input, input._dtype)
 
 
 def triangle_meta(name):
@@ -109,20 +110,6 @@ def index_select_meta(input, dim, index):
     if shape:
         shape[dim] = layout.prod(index._sizes)
     return mr.make_meta(tuple(shape), input._dtype, None, input._device)
-
-
-def masked_fill_meta(input, mask, value):
-    if mask._dtype is not bool_:
-        raise RuntimeError(
-            f"masked_fill_ only supports boolean masks, but got mask with dtype {mr.C_TYPE_NAMES[mask._dtype]}"
-        )
-    if mr.is_tensor(value) and value._sizes:
-        raise RuntimeError(
-            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-            f"{len(value._sizes)} dimension(s)."
-        )
-    shape = layout.broadcast_shapes(input._sizes, mask._sizes)
-    return mr.make_meta(shape, input._dtype, None, mr.common_device((input, mask)))
 
 
 def one_hot_meta(input, num_classes):
@@ -219,13 +206,6 @@ def index_select_kernel(xp, x, dim, index, *, out):
     return out
 
 
-def masked_fill_kernel(xp, x, mask, value, *, out):
-    if x is not out:
-        xp.copyto(out, x)
-    xp.copyto(out, value, casting="unsafe", where=mask)
-    return out
-
-
 def one_hot_kernel(xp, x, num_classes, *, out):
     if x.size:
         if int(x.min()) < 0:
@@ -264,8 +244,6 @@ SHAPE_OPS = {
     "triu": (triangle_meta("triu"), _triangle_kernel(False), ()),
     "gather": (gather_meta, gather_kernel, ()),
     "index_select": (index_select_meta, index_select_kernel, ()),
-    "masked_fill": (masked_fill_meta, masked_fill_kernel, ("pointwise",)),
-    "masked_fill_": (mr.inplace_variant(masked_fill_meta), masked_fill_kernel, ("inplace",)),
     "one_hot": (one_hot_meta, one_hot_kernel, ()),
     "repeat": (repeat_meta, repeat_kernel, ()),
     "constant_pad_nd": (constant_pad_meta, constant_pad_kernel, ()),
@@ -356,22 +334,6 @@ def index_select(input, dim, index):
     return OPS["index_select"](input, normalize_dim(dim, input.ndim), index)
 
 
-def masked_fill(input, mask, value):
-    """``input`` with ``value`` where the boolean ``mask`` (broadcast) is true.
-
-    Example:
-        >>> x = dl.tensor([1.0, 2.0])
-        >>> dl.masked_fill(x, x > 1, 0.0).tolist()
-        [1.0, 0.0]
-    """
-    return OPS["masked_fill"](input, mask, value)
-
-
-def masked_fill_(self, mask, value):
-    """In-place ``masked_fill``; ``mask`` must broadcast to ``self``'s shape."""
-    return OPS["masked_fill_"](self, mask, value)
-
-
 def one_hot(tensor, num_classes=-1):
     """int64 one-hot rows along a new last dim (``num_classes=-1`` reads the data's max)."""
     if num_classes == -1:
@@ -414,5 +376,5 @@ def _flip_method(self, *dims):
 
 METHODS = {
     "flip": _flip_method, "tril": tril, "triu": triu, "gather": gather, "index_select": index_select,
-    "masked_fill": masked_fill, "masked_fill_": masked_fill_, "repeat": repeat, "tile": tile,
+    "repeat": repeat, "tile": tile,
 }

@@ -49,7 +49,7 @@ def _floating_only(kernel_name: str):
 
 def square_meta(input):
     # square(x) is pow(x, 2): a bool tensor promotes with the int 2 to int64.
-    return mr.pointwise_meta(input, 2)
+    return mr.pointwise_meta(input, 2, scalar_operands=False)
 
 
 def gelu_meta(input, *, approximate="none"):
@@ -60,7 +60,7 @@ def gelu_meta(input, *, approximate="none"):
 
 
 def predicate_meta(input):
-    return mr.pointwise_meta(input, dtype=bool_)
+    return mr.pointwise_meta(input, dtype=bool_, compute_dtype=input._dtype)
 
 
 # -- kernels ------------------------------------------------------------------------------
@@ -144,8 +144,9 @@ TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 
 def erfc_nonnegative(xp, z):
     """erfc(z) for z >= 0 (NaN propagates), in z's dtype. See NOTE: [erf]."""
+    z = xp.asarray(z)  # ufuncs on 0-dim arrays return scalars, which cannot be written into
     with quiet(xp):
-        t = xp.multiply(z, ERFC_P)
+        t = xp.multiply(z, ERFC_P, out=xp.empty_like(z))
         t += 1
         xp.reciprocal(t, out=t)
         acc = xp.full_like(z, ERFC_COEFFS[-1])
@@ -153,7 +154,7 @@ def erfc_nonnegative(xp, z):
             acc *= t
             acc += c
         acc *= t
-        gauss = xp.multiply(z, z)
+        gauss = xp.multiply(z, z, out=xp.empty_like(z))
         xp.negative(gauss, out=gauss)
         xp.exp(gauss, out=gauss)
         acc *= gauss

@@ -24,6 +24,9 @@ class Storage:
     def allocate(cls, nbytes: int, device=CPU) -> "Storage":
         dev = as_device(device)
         xp = array_module(dev)
+        if dev.type == "cuda" and dev.index:
+            with xp.cuda.Device(dev.index):  # CuPy allocates on the current device otherwise
+                return cls(xp.empty(max(int(nbytes), 0), dtype=np.uint8), dev)
         return cls(xp.empty(max(int(nbytes), 0), dtype=np.uint8), dev)
 
     def nbytes(self) -> int:

@@ -18,13 +18,13 @@ def _workload(name):
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
-def test_zoo_workload_compiles_to_one_graph_and_matches_eager(name):
+def test_zoo_workload_compiles_to_one_graph_and_matches_eager(name, backend):
     w, model, inputs = _workload(name)
     expected = model(*inputs)
     report = dl.explain(model)(*inputs)
     assert report.graph_count == 1, str(report)
     assert report.graph_break_count == 0, str(report)
-    compiled = dl.compile(model, backend="eager", fullgraph=True)
+    compiled = dl.compile(model, backend=backend, fullgraph=True)
     actual = compiled(*inputs)
     assert_equal_values(actual, expected, rtol=w.rtol, atol=w.atol)
     before = dl.stats()
@@ -39,8 +39,8 @@ def _mlp(x):
     return (x @ x.t()).relu().sum(dim=1)
 
 
-def test_recompiles_on_dtype_change_with_worded_reason():
-    compiled = dl.compile(_mlp, backend="eager")
+def test_recompiles_on_dtype_change_with_worded_reason(backend):
+    compiled = dl.compile(_mlp, backend=backend)
     compiled(dl.randn(4, 3))
     compiled(dl.randn(4, 3, dtype=dl.float64))
     stats = dl.stats()
@@ -48,18 +48,18 @@ def test_recompiles_on_dtype_change_with_worded_reason():
     assert "x.dtype: expected float32, got float64" in str(stats.guard_failures[-1])
 
 
-def test_recompiles_on_shape_change_with_worded_reason():
-    compiled = dl.compile(_mlp, backend="eager")
+def test_recompiles_on_shape_change_with_worded_reason(backend):
+    compiled = dl.compile(_mlp, backend=backend)
     compiled(dl.randn(64, 3))
     compiled(dl.randn(32, 3))
     assert "x.shape[0]: expected 64, got 32" in str(dl.stats().guard_failures[-1])
 
 
-def test_recompiles_on_stride_layout_change():
+def test_recompiles_on_stride_layout_change(backend):
     def f(x):
         return x.relu() * 2
 
-    compiled = dl.compile(f, backend="eager")
+    compiled = dl.compile(f, backend=backend)
     x = dl.randn(2, 3, 4, 5)
     compiled(x)
     y = x.contiguous(memory_format=dl.channels_last)
@@ -70,21 +70,21 @@ def test_recompiles_on_stride_layout_change():
     assert out.stride() == f(y).stride()
 
 
-def test_recompiles_on_constant_argument_change():
+def test_recompiles_on_constant_argument_change(backend):
     def f(x, scale):
         return x * scale
 
-    compiled = dl.compile(f, backend="eager")
+    compiled = dl.compile(f, backend=backend)
     x = dl.randn(3)
     assert_equal_values(compiled(x, 2.0), f(x, 2.0))
     assert_equal_values(compiled(x, 3.0), f(x, 3.0))
     assert "scale: expected 2.0, got 3.0" in str(dl.stats().guard_failures[-1])
 
 
-def test_recompiles_when_a_layer_is_replaced():
+def test_recompiles_when_a_layer_is_replaced(backend):
     dl.manual_seed(0)
     model = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
-    compiled = dl.compile(model, backend="eager")
+    compiled = dl.compile(model, backend=backend)
     x = dl.randn(2, 4)
     compiled(x)
     model[0] = nn.Linear(4, 4)
@@ -92,10 +92,10 @@ def test_recompiles_when_a_layer_is_replaced():
     assert dl.stats().recompiles == 1
 
 
-def test_parameter_updates_in_place_are_seen_without_recompiling():
+def test_parameter_updates_in_place_are_seen_without_recompiling(backend):
     dl.manual_seed(0)
     model = nn.Linear(3, 2)
-    compiled = dl.compile(model, backend="eager")
+    compiled = dl.compile(model, backend=backend)
     x = dl.randn(5, 3)
     compiled(x)
     model.weight.mul_(2.0)
@@ -103,26 +103,26 @@ def test_parameter_updates_in_place_are_seen_without_recompiling():
     assert dl.stats().recompiles == 0
 
 
-def test_user_shape_error_raises_the_eager_exception():
+def test_user_shape_error_raises_the_eager_exception(backend):
     def f(a, b):
         return a @ b
 
-    assert_same(f, dl.randn(2, 3), dl.randn(4, 5))
+    assert_same(f, dl.randn(2, 3), dl.randn(4, 5), backend=backend)
 
 
-def test_tensor_and_python_values_returned_in_containers():
+def test_tensor_and_python_values_returned_in_containers(backend):
     def f(x, n):
         y = x + 1
         return {"y": y, "shape": x.shape, "n": n * 2, "pair": (y, y.sum())}, [x]
 
     x = dl.randn(3, 2)
-    out = dl.compile(f, backend="eager")(x, 4)
+    out = dl.compile(f, backend=backend)(x, 4)
     assert out[1][0] is x  # an input returned is the very same object
     assert out[0]["y"] is out[0]["pair"][0]
     assert_equal_values(out, f(x, 4))
 
 
-def test_inplace_op_on_input_updates_it_and_its_views():
+def test_inplace_op_on_input_updates_it_and_its_views(backend):
     def f(x):
         x.add_(1)
         return x * 2
@@ -131,13 +131,13 @@ def test_inplace_op_on_input_updates_it_and_its_views():
     view = base[1:3]
     expected_base = dl.zeros(4)
     f(expected_base)
-    out = dl.compile(f, backend="eager")(base)
+    out = dl.compile(f, backend=backend)(base)
     assert_equal_values(base, expected_base)
     assert_equal_values(out, expected_base * 2)
     np.testing.assert_allclose(np.asarray(view), [1.0, 1.0])
 
 
-def test_control_flow_on_shapes_and_isinstance_is_static():
+def test_control_flow_on_shapes_and_isinstance_is_static(backend):
     def f(x, flag=True):
         if x.shape[0] > 2 and isinstance(x, dl.Tensor):
             x = x * 2
@@ -145,26 +145,26 @@ def test_control_flow_on_shapes_and_isinstance_is_static():
             x = x + i
         return x.relu() if flag else x
 
-    assert_same(f, dl.randn(3, 2))
-    assert_same(f, dl.randn(1, 2))
+    assert_same(f, dl.randn(3, 2), backend=backend)
+    assert_same(f, dl.randn(1, 2), backend=backend)
 
 
-def test_data_dependent_branch_falls_back_to_eager():
+def test_data_dependent_branch_falls_back_to_eager(backend):
     def f(x):
         if x.sum() > 0:
             return x + 1
         return x - 1
 
     x = dl.ones(3)
-    assert_same(f, x)
-    assert_same(f, -x)
+    assert_same(f, x, backend=backend)
+    assert_same(f, -x, backend=backend)
 
 
-def test_compiled_function_from_several_threads():
+def test_compiled_function_from_several_threads(backend):
     def f(x):
         return (x * 2 + 1).sum(dim=0)
 
-    compiled = dl.compile(f, backend="eager")
+    compiled = dl.compile(f, backend=backend)
     inputs = [dl.randn(8, 4) for _ in range(8)]
     expected = [f(x) for x in inputs]
     results = [None] * len(inputs)
@@ -188,11 +188,11 @@ def test_compiled_function_from_several_threads():
     assert dl.stats().frames_compiled == 1
 
 
-def test_debug_mode_prints_bytecode_diff_graph_and_guards(capsys):
+def test_debug_mode_prints_bytecode_diff_graph_and_guards(capsys, backend):
     def f(x):
         return (x + 1).relu()
 
-    dl.compile(f, backend="eager", debug=True)(dl.randn(3))
+    dl.compile(f, backend=backend, debug=True)(dl.randn(3))
     err = capsys.readouterr().err
     assert "bytecode diff" in err and "LOAD_CONST" in err
     assert "relu" in err
@@ -213,7 +213,7 @@ def test_explain_reports_reason_file_and_line():
     assert "Graph break count" in str(report)
 
 
-def test_namedtuple_results_are_built_inside_the_graph():
+def test_namedtuple_results_are_built_inside_the_graph(backend):
     import collections
 
     Output = collections.namedtuple("Output", ["logits", "loss"], defaults=[None])
@@ -223,6 +223,6 @@ def test_namedtuple_results_are_built_inside_the_graph():
         return Output(out.logits.relu(), loss=out.logits.sum())
 
     x = dl.randn(3)
-    result = dl.compile(f, backend="eager", fullgraph=True)(x)
+    result = dl.compile(f, backend=backend, fullgraph=True)(x)
     assert type(result) is Output
     assert_equal_values(result, f(x))

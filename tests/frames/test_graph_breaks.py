@@ -20,7 +20,7 @@ def _no_new_compiles(compiled, *args):
     assert dl.stats().frames_compiled == before, "the second call compiled again"
 
 
-def test_print_in_the_middle_gives_two_graphs_and_one_break(capsys):
+def test_print_in_the_middle_gives_two_graphs_and_one_break(capsys, backend):
     def f(x):
         y = x * 2 + 1
         print("between graphs", y.shape)
@@ -36,14 +36,14 @@ def test_print_in_the_middle_gives_two_graphs_and_one_break(capsys):
     reason = report.break_reasons[0]
     assert "print" in reason.reason and "print(" in reason.source_line and reason.hint
 
-    compiled = dl.compile(f, backend="eager")
+    compiled = dl.compile(f, backend=backend)
     assert_equal_values(compiled(x), expected)
     assert capsys.readouterr().out == eager_out
     _no_new_compiles(compiled, x)
     assert capsys.readouterr().out == eager_out
 
 
-def test_branch_on_tensor_value_runs_both_branches_and_compiles_each_once():
+def test_branch_on_tensor_value_runs_both_branches_and_compiles_each_once(backend):
     def f(x):
         y = x * 2
         if y.sum() > 0:
@@ -52,7 +52,7 @@ def test_branch_on_tensor_value_runs_both_branches_and_compiles_each_once():
             z = y - 10
         return z * 3
 
-    compiled = dl.compile(f, backend="eager")
+    compiled = dl.compile(f, backend=backend)
     pos, neg = dl.ones(3), -dl.ones(3)
     for x in (pos, neg, pos, neg):
         assert_equal_values(compiled(x), f(x))
@@ -60,23 +60,23 @@ def test_branch_on_tensor_value_runs_both_branches_and_compiles_each_once():
     assert dl.stats().graph_count == 3
 
 
-def test_while_loop_on_tensor_value():
+def test_while_loop_on_tensor_value(backend):
     def f(x):
         while x.sum() < 10:
             x = x * 2
         return x
 
-    assert_same(f, dl.ones(2))
+    assert_same(f, dl.ones(2), backend=backend)
 
 
 @pytest.mark.parametrize("method", ["item", "tolist", "numpy"])
-def test_data_access_breaks_the_graph(method):
+def test_data_access_breaks_the_graph(method, backend):
     def f(x):
         y = x.sum() * 2
         value = getattr(y, method)()
         return y + 1, value
 
-    compiled = dl.compile(f, backend="eager")
+    compiled = dl.compile(f, backend=backend)
     x = dl.arange(4.0)
     out, value = compiled(x)
     expected_out, expected_value = f(x)
@@ -85,7 +85,7 @@ def test_data_access_breaks_the_graph(method):
     assert dl.stats().graph_count == 2
 
 
-def test_unknown_library_call_and_disabled_function():
+def test_unknown_library_call_and_disabled_function(backend):
     @dl.disable
     def opaque(t):
         LOG.append("opaque")
@@ -99,7 +99,7 @@ def test_unknown_library_call_and_disabled_function():
 
     LOG.clear()
     expected = f(dl.ones(2))
-    compiled = dl.compile(f, backend="eager")
+    compiled = dl.compile(f, backend=backend)
     LOG.clear()
     actual = compiled(dl.ones(2))
     assert_equal_values(actual[0], expected[0])
@@ -116,11 +116,11 @@ def helper_with_print(t):
     return t + 1
 
 
-def test_break_inside_an_inlined_function_compiles_the_callee(capsys):
+def test_break_inside_an_inlined_function_compiles_the_callee(capsys, backend):
     def f(x):
         return helper_with_print(x + 1) * 3
 
-    compiled = dl.compile(f, backend="eager")
+    compiled = dl.compile(f, backend=backend)
     x = dl.randn(3)
     expected = f(x)
     capsys.readouterr()
@@ -142,13 +142,13 @@ class Noisy(nn.Module):
         return h.relu()
 
 
-def test_break_inside_module_forward(capsys):
+def test_break_inside_module_forward(capsys, backend):
     dl.manual_seed(0)
     model = nn.Sequential(Noisy(), nn.Linear(3, 2))
     x = dl.randn(2, 3)
     LOG.clear()
     expected = model(x)
-    compiled = dl.compile(model, backend="eager")
+    compiled = dl.compile(model, backend=backend)
     assert_equal_values(compiled(x), expected)
     assert LOG == [2, 2]
     _no_new_compiles(compiled, x)
@@ -160,7 +160,7 @@ class Holder:
         self.items = []
 
 
-def test_side_effects_match_eager():
+def test_side_effects_match_eager(backend):
     def f(x, items, table, holder, module):
         global TOTAL
         y = x * 2
@@ -184,7 +184,7 @@ def test_side_effects_match_eager():
         return out, items, table, holder, module, TOTAL
 
     eager = run(f)
-    compiled = run(dl.compile(f, backend="eager"))
+    compiled = run(dl.compile(f, backend=backend))
     assert_equal_values(compiled[0], eager[0])
     assert_equal_values(compiled[1], eager[1])
     assert_equal_values(compiled[2], eager[2])
@@ -195,7 +195,7 @@ def test_side_effects_match_eager():
     assert dl.stats().fallbacks == () or not dl.stats().fallbacks
 
 
-def test_side_effects_before_a_break_happen_before_the_eager_code(capsys):
+def test_side_effects_before_a_break_happen_before_the_eager_code(capsys, backend):
     seen = []
 
     def f(x, items):
@@ -205,13 +205,13 @@ def test_side_effects_before_a_break_happen_before_the_eager_code(capsys):
         return x + 1
 
     items = []
-    dl.compile(f, backend="eager")(dl.ones(1), items)
+    dl.compile(f, backend=backend)(dl.ones(1), items)
     assert capsys.readouterr().out.strip() == "['before']"
     assert items == ["before", "after"]
     del seen
 
 
-def test_inplace_on_input_and_views_with_a_break():
+def test_inplace_on_input_and_views_with_a_break(backend):
     def f(x):
         x.mul_(2)
         print("mutated")
@@ -221,13 +221,13 @@ def test_inplace_on_input_and_views_with_a_break():
     base_eager, base_compiled = dl.ones(4), dl.ones(4)
     view = base_compiled[1:]
     expected = f(base_eager)
-    actual = dl.compile(f, backend="eager")(base_compiled)
+    actual = dl.compile(f, backend=backend)(base_compiled)
     assert_equal_values(actual, expected)
     assert_equal_values(base_compiled, base_eager)
     np.testing.assert_allclose(np.asarray(view), [3.0, 3.0, 3.0])
 
 
-def test_break_inside_with_no_grad_block(capsys):
+def test_break_inside_with_no_grad_block(capsys, backend):
     def f(x):
         with dl.no_grad():
             y = x * 2
@@ -235,11 +235,11 @@ def test_break_inside_with_no_grad_block(capsys):
             z = y + 1
         return z
 
-    assert_same(f, dl.ones(3))
+    assert_same(f, dl.ones(3), backend=backend)
     assert dl.stats().graph_count == 2
 
 
-def test_try_except_around_tensor_code_matches_eager():
+def test_try_except_around_tensor_code_matches_eager(backend):
     def f(x):
         y = x * 2
         try:
@@ -248,11 +248,11 @@ def test_try_except_around_tensor_code_matches_eager():
             return y, str(exc)
         return z, "ok"
 
-    assert_same(f, dl.ones(4))
-    assert_same(f, dl.ones(5))
+    assert_same(f, dl.ones(4), backend=backend)
+    assert_same(f, dl.ones(5), backend=backend)
 
 
-def test_fullgraph_reports_the_first_break_with_location_and_hint():
+def test_fullgraph_reports_the_first_break_with_location_and_hint(backend):
     def f(x):
         y = x + 1
         if y.sum() > 0:
@@ -260,17 +260,17 @@ def test_fullgraph_reports_the_first_break_with_location_and_hint():
         return -y
 
     with pytest.raises(dl.Unsupported) as info:
-        dl.compile(f, backend="eager", fullgraph=True)(dl.ones(2))
+        dl.compile(f, backend=backend, fullgraph=True)(dl.ones(2))
     err = info.value
     assert err.filename == __file__ and err.lineno == f.__code__.co_firstlineno + 2
     assert "dl.where" in err.hint
 
 
-def test_recompile_limit_warns_and_runs_eagerly(caplog):
+def test_recompile_limit_warns_and_runs_eagerly(caplog, backend):
     def f(x, n):
         return x * n
 
-    compiled = dl.compile(f, backend="eager")
+    compiled = dl.compile(f, backend=backend)
     limit = dl.config.cache_size_limit
     with caplog.at_level("WARNING", logger="dynamo_lite"):
         for n in range(limit + 3):
@@ -280,7 +280,7 @@ def test_recompile_limit_warns_and_runs_eagerly(caplog):
     assert dl.stats().frames_compiled == limit
 
 
-def test_exceptions_in_compiled_and_resumed_regions_propagate_with_user_lines():
+def test_exceptions_in_compiled_and_resumed_regions_propagate_with_user_lines(backend):
     def f(x, fail_early):
         if fail_early:
             raise ValueError("early failure")
@@ -288,7 +288,7 @@ def test_exceptions_in_compiled_and_resumed_regions_propagate_with_user_lines():
         print("resume point")
         return y @ dl.ones(7, 2)  # a shape error after the break
 
-    compiled = dl.compile(f, backend="eager")
+    compiled = dl.compile(f, backend=backend)
     for fail_early in (True, False):
         with pytest.raises(Exception) as eager_info:
             f(dl.ones(3), fail_early)
@@ -303,23 +303,23 @@ def test_exceptions_in_compiled_and_resumed_regions_propagate_with_user_lines():
         assert user_lines(compiled_info.value)[-1] == user_lines(eager_info.value)[-1]
 
 
-def test_debug_output_includes_resume_functions(capsys):
+def test_debug_output_includes_resume_functions(capsys, backend):
     def f(x):
         y = x * 2
         print("break")
         return y + 1
 
-    dl.compile(f, backend="eager", debug=True)(dl.ones(2))
+    dl.compile(f, backend=backend, debug=True)(dl.ones(2))
     err = capsys.readouterr().err
     assert "resume function __resume_at_" in err
     assert err.count("---- bytecode diff ----") >= 2
 
 
-def test_recursion_with_tensors():
+def test_recursion_with_tensors(backend):
     def fact_like(x, n):
         if n == 0:
             return x
         return fact_like(x + n, n - 1)
 
-    assert_same(fact_like, dl.ones(2), 5)
-    assert_same(fact_like, dl.ones(2), 40)
+    assert_same(fact_like, dl.ones(2), 5, backend=backend)
+    assert_same(fact_like, dl.ones(2), 40, backend=backend)

@@ -122,6 +122,13 @@ def test_clamp_with_tensor_bounds_and_in_place():
     assert dl.clamp(dl.tensor([float("nan")]), 0, 1).isnan().tolist() == [True]
 
 
+def test_clamp_of_bool_tensors():
+    mask = dl.tensor([True, False])
+    assert dl.clamp(mask, min=2).tolist() == [2, 2] and dl.clamp(mask, max=0.5).dtype is dl.float32
+    with pytest.raises(NotImplementedError, match="\"clamp_min_scalar_cpu\" not implemented for 'Bool'"):
+        dl.clamp(mask, min=True)
+
+
 def test_minimum_maximum_propagate_nan():
     a = dl.tensor([1.0, float("nan"), 3.0])
     b = dl.tensor([2.0, 0.0, float("nan")])

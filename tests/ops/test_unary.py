@@ -145,6 +145,16 @@ def test_erf_float64_against_math():
     assert np.abs(result - expected).max() < 1e-7
 
 
+@pytest.mark.parametrize("name", ["erf", "gelu", "sigmoid", "silu", "rsqrt", "sign", "exp"])
+def test_zero_dim_inputs(name):
+    result = getattr(dl, name)(dl.tensor(0.75, dtype=dl.float64))
+    assert result.shape == () and result.dtype is dl.float64
+    expected = {"erf": math.erf(0.75), "gelu": 0.75 * 0.5 * math.erfc(-0.75 / math.sqrt(2)),
+                "sigmoid": 1 / (1 + math.exp(-0.75)), "silu": 0.75 / (1 + math.exp(-0.75)),
+                "rsqrt": 0.75 ** -0.5, "sign": 1.0, "exp": math.exp(0.75)}[name]
+    assert result.item() == pytest.approx(expected, rel=1e-12)
+
+
 def test_erf_float32_and_specials():
     grid = np.linspace(-5, 5, 2001, dtype=np.float32)
     expected = np.array([math.erf(float(v)) for v in grid])

@@ -1,0 +1,69 @@
+"""The ``numpy`` backend: straight-line NumPy code with fused, cache-blocked pointwise loops.
+
+Pipeline (one module each): ``simplify`` (exact algebraic rewrites) -> fusion groups
+(``dynamo_lite.graph.passes.fusion``) -> ``values`` (memory root and geometry of every
+node) -> ``memory`` (liveness, pooled buffers) -> ``fused`` / ``blocking`` / ``templates``
+(block loops) -> ``codegen`` + ``compiler`` (the generated function per input signature).
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+from ..registry import register_backend
+from .blocking import DEFAULT_BLOCK_BYTES
+from .compiler import MAX_SIGNATURES, Program, Specializations
+from .runtime import BlockWorkers
+
+__all__ = ["BlockWorkers", "DEFAULT_BLOCK_BYTES", "MAX_SIGNATURES", "NumpyBackend", "Program", "Specializations", "numpy_backend"]
+
+graph_log = logging.getLogger("dynamo_lite.graph")
+
+
+class NumpyBackend:
+    """A numpy backend with its own options; ``dl.compile(fn, backend=NumpyBackend(...))``.
+
+    Args:
+        block_bytes: bytes of one operand per block in fused loops.
+        threads: threads sharing a large fused group (default: the CPUs this process may use).
+
+    Example:
+        >>> f = dl.compile(fn, backend=NumpyBackend(block_bytes=64 * 1024, threads=1))
+    """
+
+    __name__ = "numpy"
+
+    def __init__(self, block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int | None = None):
+        self.block_bytes = block_bytes
+        self.threads = threads if threads is not None else _usable_cpus()
+        self.workers = BlockWorkers(self.threads)
+
+    def __call__(self, gm, example_inputs):
+        specializations = Specializations(gm, self.block_bytes, self.workers)
+        function = specializations.build(list(example_inputs), propagate=False)
+        program = specializations.programs[-1] if specializations.programs else None
+        # Shown by debug mode next to the graph (NOTE: [backend code in debug output]).
+        gm.backend_code = _describe(program)
+        if program is not None and graph_log.isEnabledFor(logging.DEBUG):
+            graph_log.debug("numpy code of %s:\n%s", getattr(gm, "class_name", "graph"), gm.backend_code)
+        return function
+
+    def __repr__(self) -> str:
+        return f"NumpyBackend(block_bytes={self.block_bytes}, threads={self.threads})"
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _describe(program) -> str:
+    if program is None:
+        return "# numpy backend: runs this graph eagerly (it holds ops the backend does not compile)\n"
+    return f"# numpy backend: {program.summary()}\n{program.source}"
+
+
+numpy_backend = NumpyBackend()
+register_backend("numpy", numpy_backend, devices=("cpu",), priority=10)

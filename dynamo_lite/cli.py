@@ -1,0 +1,187 @@
+"""The ``dynamo-lite`` command: ``demo`` (compile the model zoo, check it, time it) and ``explain``.
+
+Usage:
+    dynamo-lite [demo] [--debug] [--backend NAME] [--workloads a,b] [--rounds N]
+    dynamo-lite explain path/to/script.py[:function] [--backend NAME]
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import importlib.util
+import os
+import sys
+import types
+
+import numpy as np
+
+import dynamo_lite as dl
+
+
+def load_zoo():
+    """``(models, timing)``: the benchmark model zoo and the interleaved timer.
+
+    Installed, the repository's ``benchmarks/`` is ``dynamo_lite.benchmarks``; from a source
+    checkout it is the folder beside the package.
+    """
+    try:
+        return importlib.import_module("dynamo_lite.benchmarks.models"), importlib.import_module("dynamo_lite.benchmarks.timing")
+    except ImportError:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        if not os.path.isfile(os.path.join(root, "benchmarks", "models.py")):
+            raise
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        return importlib.import_module("benchmarks.models"), importlib.import_module("benchmarks.timing")
+
+
+# -- demo -------------------------------------------------------------------------------------
+def _as_tuple(value):
+    return value if isinstance(value, tuple) else (value,)
+
+
+def check_against_eager(workload, compiled, model, inputs) -> str:
+    """``"ok"`` if the compiled outputs match eager's within the workload's tolerance."""
+    expected, actual = _as_tuple(model(*inputs)), _as_tuple(compiled(*inputs))
+    if len(expected) != len(actual):
+        return "MISMATCH"
+    for e, a in zip(expected, actual):
+        if e.shape != a.shape or e.dtype != a.dtype:
+            return "MISMATCH"
+        if not np.allclose(a.numpy(), e.numpy(), rtol=workload.rtol, atol=workload.atol):
+            return "MISMATCH"
+    return "ok"
+
+
+def demo(args) -> int:
+    """Compile every zoo workload with the best backend, check it against eager, time both."""
+    models, timing = load_zoo()
+    names = args.workloads.split(",") if args.workloads else list(models.WORKLOADS)
+    unknown = [n for n in names if n not in models.WORKLOADS]
+    if unknown:
+        print(f"unknown workload(s) {unknown}; choose from {', '.join(models.WORKLOADS)}", file=sys.stderr)
+        return 2
+    backend = args.backend
+    chosen = dl.backends.AUTO.choose([]) if backend == "auto" else backend
+    print(f"dynamo_lite demo: backend {backend!r} ({chosen}), Python {sys.version.split()[0]}, NumPy {np.__version__}, "
+          f"{os.cpu_count()} CPUs; medians of {args.rounds} interleaved rounds")
+    header = f"{'workload':26s} {'graphs':>6s} {'compile ms':>10s} {'eager ms':>10s} {'compiled ms':>11s} {'speedup':>8s}  check"
+    print(header)
+    print("-" * len(header))
+    failures, debug_shown = 0, False
+    for name in names:
+        workload = models.WORKLOADS[name]
+        model, inputs = workload.make(), workload.make_inputs()
+        dl.reset()
+        report = dl.explain(model, backend=backend)(*inputs)
+        compiled = dl.compile(model, backend=backend)
+        check = check_against_eager(workload, compiled, model, inputs)
+        failures += check != "ok"
+        medians = timing.measure({"eager": lambda: model(*inputs), "compiled": lambda: compiled(*inputs)},
+                                 rounds=args.rounds)
+        eager_s, compiled_s = medians["eager"].median, medians["compiled"].median
+        print(f"{name:26s} {report.graph_count:6d} {sum(report.compile_times) * 1e3:10.1f} {eager_s * 1e3:10.3f} "
+              f"{compiled_s * 1e3:11.3f} {eager_s / compiled_s:7.2f}x  {check}")
+        if args.debug and not debug_shown and report.graphs:
+            debug_shown = _show_debug(name, report)
+    dl.reset()
+    print("speedup = eager ms / compiled ms; check = compiled outputs equal eager's within the workload's tolerance")
+    return 1 if failures else 0
+
+
+def _show_debug(name: str, report) -> bool:
+    print(f"\n---- {name}: bytecode diff (original vs transformed) ----")
+    print(report.bytecode_diffs[0] if report.bytecode_diffs else "(none)")
+    code = getattr(report.graphs[0], "backend_code", None)
+    print(f"---- {name}: generated code of graph 0 ----")
+    print(code.rstrip("\n") if code else "(this backend generates no code)")
+    print()
+    return True
+
+
+# -- explain ----------------------------------------------------------------------------------
+def _load_module(path: str) -> types.ModuleType:
+    """Import a file as a module that is not ``__main__`` (its ``if __name__ == ...`` block stays idle)."""
+    name = "_dynamo_lite_explain_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {path!r} as Python source")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def script_as_function(path: str):
+    """A script's top-level code as the body of a function taking no arguments.
+
+    The translator captures function frames, so the script's statements become one
+    function's (line numbers kept, so reasons point into the script); it runs with
+    ``__name__ == "__main__"`` like ``python script.py``.
+    """
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    tree = ast.parse(source, filename=path)
+    body = tree.body or [ast.Pass()]
+    fields = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}  # 3.12+
+    no_arguments = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
+    function = ast.FunctionDef(name="__main__", args=no_arguments, body=body, decorator_list=[], returns=None, **fields)
+    module = ast.Module(body=[function], type_ignores=[])
+    ast.fix_missing_locations(module)
+    namespace = {"__name__": "__main__", "__file__": os.path.abspath(path), "__builtins__": __builtins__}
+    exec(compile(module, path, "exec"), namespace)
+    return namespace["__main__"]
+
+
+def explain(args) -> int:
+    """Run ``dl.explain`` on ``file.py:function`` (no arguments) or on a whole script."""
+    target = args.target
+    path, _, function_name = target.partition(":") if not os.path.exists(target) else (target, "", "")
+    if not os.path.isfile(path):
+        print(f"no such file: {path!r}", file=sys.stderr)
+        return 2
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    if function_name:
+        fn = getattr(_load_module(path), function_name, None)
+        if not callable(fn):
+            print(f"{path} has no function {function_name!r}", file=sys.stderr)
+            return 2
+    else:
+        fn = script_as_function(path)
+    report = dl.explain(fn, backend=args.backend)()
+    print(report)
+    for i, gm in enumerate(report.graphs):
+        code = getattr(gm, "backend_code", None)
+        if code and args.code:
+            print(f"Generated code of graph {i}:\n  " + code.rstrip("\n").replace("\n", "\n  "))
+    return 0
+
+
+# -- entry point ------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dynamo-lite", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command")
+    run = commands.add_parser("demo", help="compile the model zoo, check against eager, print timings (default)")
+    _demo_options(run)
+    ex = commands.add_parser("explain", help="report graphs, graph breaks and guards of a function or script")
+    ex.add_argument("target", help="path/to/script.py:function (taking no arguments) or path/to/script.py")
+    ex.add_argument("--backend", default="eager", help="backend the graphs are compiled with (default: eager)")
+    ex.add_argument("--code", action="store_true", help="also print the code the backend generated")
+    return parser
+
+
+def _demo_options(parser) -> None:
+    parser.add_argument("--debug", action="store_true", help="also show one bytecode diff and one generated function")
+    parser.add_argument("--backend", default="auto", help="backend name (default: auto, the best for the device)")
+    parser.add_argument("--workloads", default="", help="comma-separated workload names (default: all)")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (default: 7)")
+
+
+def main(argv=None) -> int:
+    """``dynamo-lite``: ``demo`` unless another command is named."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in ("demo", "explain", "-h", "--help"):
+        argv = ["demo"] + argv
+    args = build_parser().parse_args(argv)
+    return {"demo": demo, "explain": explain}[args.command](args)

@@ -1,0 +1,198 @@
+"""The cupy backend's generated kernels, *run* without a GPU: the same CUDA sources are
+compiled by the host C++ compiler with a shim for the CUDA built-ins (backends/cupy/emulation.py)
+and must agree with eager on values, dtypes, shapes and strides."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import dynamo_lite as dl
+from benchmarks.models import WORKLOADS
+from dynamo_lite.backends import registry
+from dynamo_lite.backends.cupy import CupyBackend, launch_config, lower
+from dynamo_lite.backends.cupy.emulation import HostEmulationRuntime, compiler
+from dynamo_lite.backends.cupy.kernel import ELEMENTWISE, ROWS
+from tests.backends.cupy_cases import CASES, case_params
+
+pytestmark = [
+    pytest.mark.skipif(compiler() is None, reason="no host C++ compiler to emulate CUDA kernels"),
+    # The eager gelu kernel warns on inf inputs (eager's behaviour, not the backend's).
+    pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning"),
+]
+
+
+@pytest.fixture(scope="module")
+def emulated():
+    backend = CupyBackend(HostEmulationRuntime, device_type="cpu")
+    registry.register_backend("cupy_emulated", backend, devices=("cpu",), override=True)
+    yield backend
+    registry.unregister_backend("cupy_emulated")
+
+
+def as_tuple(value):
+    return value if isinstance(value, tuple) else (value,)
+
+
+def tolerance(dtype):
+    return {dl.float16: 2e-3, dl.float32: 2e-5, dl.float64: 1e-12}.get(dtype, 0)
+
+
+def assert_matches_eager(fn, *inputs, backend, rtol=None, atol=None):
+    expected = as_tuple(fn(*inputs))
+    # fullgraph: a backend failure must raise, not quietly run the function eagerly
+    actual = as_tuple(dl.compile(fn, backend=backend, fullgraph=True)(*inputs))
+    assert len(actual) == len(expected)
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        where = f"output {i}"
+        assert (a.dtype, a.shape, a.stride()) == (e.dtype, e.shape, e.stride()), where
+        tol = tolerance(e.dtype)
+        np.testing.assert_allclose(a.numpy().astype(np.float64), e.numpy().astype(np.float64),
+                                   rtol=tol if rtol is None else rtol, atol=tol if atol is None else atol,
+                                   err_msg=where)
+
+
+@pytest.mark.parametrize("case, dtype", case_params(), ids=lambda v: str(v).replace("dynamo_lite.", ""))
+def test_every_rule_matches_eager(emulated, case, dtype):
+    program, make_inputs, _ = CASES[case]
+    assert_matches_eager(program, *make_inputs(dtype), backend="cupy_emulated")
+
+
+@pytest.mark.parametrize("name", sorted(WORKLOADS))
+def test_model_zoo_matches_eager(emulated, name):
+    workload = WORKLOADS[name]
+    assert_matches_eager(workload.make(), *workload.make_inputs(), backend="cupy_emulated",
+                         rtol=workload.rtol, atol=workload.atol)
+
+
+# -- row kernels: a block per row, a thread per row ------------------------------------
+def rows_program(x, w, b):
+    t = x.transpose(0, 2)  # non-contiguous input
+    return (x.sum(), x.sum(2), (x * 2 + 1).mean((0, 2), keepdim=True), t.amax(1), (x - 1).abs().amin(0),
+            dl.softmax(x, 2), dl.softmax(t, 1), dl.log_softmax(x * 0.5, 0),
+            dl.layer_norm(x, (40,), w, b), dl.layer_norm(t + 1, (6, 5)), (x > 0).all(), (x > 3).any(2))
+
+
+def test_row_kernels_match_eager(emulated):
+    dl.manual_seed(0)
+    x, w, b = dl.randn(5, 6, 40), dl.randn(40), dl.randn(40)
+    assert_matches_eager(rows_program, x, w, b, backend="cupy_emulated")
+    launches = {k.launch for k in lower(dl.explain(rows_program)(x, w, b).graphs[0]).kernels}
+    assert launches == {ELEMENTWISE, ROWS}
+
+
+def test_many_short_rows_use_a_thread_per_row(emulated):
+    def fn(x):
+        return (x * x).sum(1), dl.softmax(x, 1)
+
+    x = dl.randn(9000, 20)
+    kernels = lower(dl.explain(fn)(x).graphs[0]).kernels
+    assert [k.launch for k in kernels] == [ELEMENTWISE, ELEMENTWISE]
+    assert kernels[0].kind == "reduction" and kernels[0].nodes[0].target.name == "mul"
+    assert_matches_eager(fn, x, backend="cupy_emulated")
+
+
+def test_empty_and_zero_dim_tensors(emulated):
+    def fn(x, s):
+        return x + 1, x.sum(0), x.sum(1), s * 2, s.sum(), dl.softmax(x, 1)
+
+    assert_matches_eager(fn, dl.zeros(0, 3), dl.tensor(1.5), backend="cupy_emulated")
+
+
+# -- fusion decisions ---------------------------------------------------------------------
+def kinds(fn, *inputs):
+    return [k.kind for k in lower(dl.explain(fn)(*inputs).graphs[0]).kernels]
+
+
+def test_a_prologue_is_absorbed_only_when_nothing_else_reads_it(emulated):
+    x = dl.randn(4, 8)
+    assert kinds(lambda x: (x * 2 + 1).relu().sum(1), x) == ["reduction"]
+    assert kinds(lambda x: dl.softmax(x * 0.1, 1), x) == ["softmax"]
+    def both(x):
+        z = x * 2
+        return z.sum(1), z  # the product is also returned: it is stored, then reduced
+
+    assert kinds(both, x) == ["pointwise", "reduction"]
+    assert_matches_eager(both, x, backend="cupy_emulated")
+
+
+def test_mutation_between_group_and_reduction_blocks_the_prologue(emulated):
+    def fn(x, y):
+        z = x * 2
+        x.add_(1)  # z must be computed before this write, not inside the sum below
+        return z.sum(), y + x
+
+    x = dl.randn(4, 8)
+    expected = fn(x.clone(), dl.ones(8))
+    actual = dl.compile(fn, backend="cupy_emulated", fullgraph=True)(x.clone(), dl.ones(8))
+    for a, e in zip(actual, expected):
+        np.testing.assert_allclose(a.numpy(), e.numpy(), rtol=1e-6)
+
+
+def test_integer_division_stays_eager_and_raises_like_eager(emulated):
+    def fn(x, y):
+        return x // y + 1
+
+    x, y = dl.tensor([5, 7]), dl.tensor([2, 0])
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        fn(x, y)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        dl.compile(fn, backend="cupy_emulated", fullgraph=True)(x, y)
+    assert kinds(fn, x, dl.tensor([2, 3])) == ["pointwise"]  # only the + 1
+
+
+def test_kernel_rejects_inputs_of_another_geometry(emulated):
+    (gm,) = dl.explain(lambda x: x + 1)(dl.randn(3, 4)).graphs
+    lowered = lower(gm, emulated.runtime or HostEmulationRuntime())
+    with pytest.raises(RuntimeError, match="generated for"):
+        lowered.module()(dl.randn(4, 3).t())
+
+
+def test_launch_configuration():
+    from types import SimpleNamespace as K
+
+    assert launch_config(K(launch=ELEMENTWISE, work=1000, row_size=1, shared_itemsize=0)) == (4, 256, 0)
+    assert launch_config(K(launch=ELEMENTWISE, work=10**9, row_size=1, shared_itemsize=0))[0] == 65535 * 4
+    assert launch_config(K(launch=ROWS, work=7, row_size=100, shared_itemsize=4)) == (7, 128, 512)
+    assert launch_config(K(launch=ROWS, work=7, row_size=5000, shared_itemsize=8)) == (7, 256, 2048)
+    assert launch_config(K(launch=ROWS, work=3, row_size=3, shared_itemsize=4), min_block=1) == (3, 4, 16)
+
+
+# -- property: random pointwise chains over random layouts -------------------------------
+UNARY = ("exp", "tanh", "sigmoid", "relu", "neg", "abs")
+BINARY = ("add", "mul", "sub", "maximum")
+
+
+@st.composite
+def chains(draw):
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=3)))
+    layout = draw(st.sampled_from(["contiguous", "transposed", "sliced", "broadcast"]))
+    steps = draw(st.lists(st.tuples(st.sampled_from(UNARY + BINARY), st.booleans()), min_size=1, max_size=5))
+    dtype = draw(st.sampled_from([dl.float32, dl.float64]))
+    return shape, layout, steps, dtype
+
+
+def make_operand(shape, layout, dtype, seed):
+    dl.manual_seed(seed)
+    if layout == "transposed" and len(shape) > 1:
+        return dl.randn(*reversed(shape), dtype=dtype).permute(*reversed(range(len(shape))))
+    if layout == "sliced":
+        return dl.randn(*shape[:-1], shape[-1] * 2, dtype=dtype)[..., ::2]
+    if layout == "broadcast":
+        return dl.randn(shape[-1], dtype=dtype).expand(*shape)
+    return dl.randn(*shape, dtype=dtype)
+
+
+@settings(max_examples=10, deadline=None)
+@given(chains())
+def test_random_pointwise_chains_match_eager(emulated, chain):
+    shape, layout, steps, dtype = chain
+    x = make_operand(shape, layout, dtype, 1)
+    y = make_operand(shape[-1:], "contiguous", dtype, 2)  # broadcasts along the leading dims
+
+    def fn(x, y):
+        value = x
+        for name, use_y in steps:
+            op = getattr(dl, name)
+            value = op(value) if name in UNARY else op(value, y if use_y else x)
+        return value
+
+    assert_matches_eager(fn, x, y, backend="cupy_emulated")
