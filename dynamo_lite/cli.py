@@ -113,21 +113,44 @@ def _load_module(path: str) -> types.ModuleType:
     return module
 
 
-def script_as_function(path: str):
-    """A script's top-level code as the body of a function taking no arguments.
+_DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
-    The translator captures function frames, so the script's statements become one
-    function's (line numbers kept, so reasons point into the script); it runs with
-    ``__name__ == "__main__"`` like ``python script.py``.
+
+def _read_names(nodes) -> set:
+    return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _assigned_names(statement) -> set:
+    targets = getattr(statement, "targets", None) or [getattr(statement, "target", None)]
+    return {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def script_as_function(path: str):
+    """A script's top-level work as the body of a function taking no arguments.
+
+    The translator captures function frames, so the script's statements become the body
+    of one function (line numbers kept: reasons point into the script), run with
+    ``__name__ == "__main__"`` as by ``python script.py``. Imports, function and class
+    definitions, and assignments of names those definitions read as globals stay at
+    module level, where the script's own functions expect them.
     """
     with open(path, encoding="utf-8") as f:
-        source = f.read()
-    tree = ast.parse(source, filename=path)
-    body = tree.body or [ast.Pass()]
+        tree = ast.parse(f.read(), filename=path)
+    definitions = [s for s in tree.body if isinstance(s, _DEFINITIONS[2:])]
+    globals_read = _read_names(definitions)
+    hoisted, body = [], []
+    for statement in tree.body:
+        if isinstance(statement, _DEFINITIONS) or (
+            isinstance(statement, (ast.Assign, ast.AnnAssign)) and _assigned_names(statement) & globals_read
+        ):
+            hoisted.append(statement)
+        else:
+            body.append(statement)
     fields = {"type_params": []} if "type_params" in ast.FunctionDef._fields else {}  # 3.12+
     no_arguments = ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[])
-    function = ast.FunctionDef(name="__main__", args=no_arguments, body=body, decorator_list=[], returns=None, **fields)
-    module = ast.Module(body=[function], type_ignores=[])
+    function = ast.FunctionDef(name="__main__", args=no_arguments, body=body or [ast.Pass()], decorator_list=[],
+                               returns=None, **fields)
+    module = ast.Module(body=hoisted + [function], type_ignores=[])
     ast.fix_missing_locations(module)
     namespace = {"__name__": "__main__", "__file__": os.path.abspath(path), "__builtins__": __builtins__}
     exec(compile(module, path, "exec"), namespace)

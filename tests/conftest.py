@@ -44,7 +44,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"cuda: {reason}"))
 
 
-COMPILED_BACKENDS = compiled_backends(cuda=cuda_skip_reason() is None)
+COMPILED_BACKENDS = compiled_backends("cpu", cuda=cuda_skip_reason() is None)
 
 
 @pytest.fixture(params=COMPILED_BACKENDS)

@@ -8,14 +8,17 @@ import numpy as np
 import dynamo_lite as dl
 
 
-def compiled_backends(cuda: bool = False) -> list:
-    """The backends compiled-vs-eager tests run on: ``eager`` (the reference), ``numpy``,
-    and ``cupy`` when ``cuda`` (a CUDA device is present); registered ones only.
+def compiled_backends(device: str = "cpu", cuda: bool = False) -> list:
+    """The backends compiled-vs-eager tests on ``device`` tensors run on: ``eager`` (the
+    reference), ``numpy``, and ``cupy`` when ``cuda`` (a CUDA device is present); only
+    registered ones that run ``device`` tensors (``cupy`` rejects CPU inputs).
 
-    ``tests/conftest.py`` turns this into the ``backend`` fixture.
+    ``tests/conftest.py`` turns this into the ``backend`` fixture (CPU tensors).
     """
+    from dynamo_lite.backends import backend_spec
+
     names = ["eager", "numpy"] + (["cupy"] if cuda else [])
-    return [name for name in names if name in dl.list_backends()]
+    return [n for n in names if n in dl.list_backends() and device in backend_spec(n).devices]
 
 
 def run_capturing(fn, *args, **kwargs):

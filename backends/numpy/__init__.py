@@ -19,13 +19,17 @@ __all__ = ["BlockWorkers", "DEFAULT_BLOCK_BYTES", "MAX_SIGNATURES", "NumpyBacken
 
 graph_log = logging.getLogger("dynamo_lite.graph")
 
+# More threads rarely pay: a group is split only into shares of at least 1 MiB.
+MAX_DEFAULT_THREADS = 8
+
 
 class NumpyBackend:
     """A numpy backend with its own options; ``dl.compile(fn, backend=NumpyBackend(...))``.
 
     Args:
         block_bytes: bytes of one operand per block in fused loops.
-        threads: threads sharing a large fused group (default: the CPUs this process may use).
+        threads: threads sharing a large fused group (default: the CPUs this process may
+            use, at most ``MAX_DEFAULT_THREADS``).
 
     Example:
         >>> f = dl.compile(fn, backend=NumpyBackend(block_bytes=64 * 1024, threads=1))
@@ -35,7 +39,7 @@ class NumpyBackend:
 
     def __init__(self, block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int | None = None):
         self.block_bytes = block_bytes
-        self.threads = threads if threads is not None else _usable_cpus()
+        self.threads = threads if threads is not None else min(_usable_cpus(), MAX_DEFAULT_THREADS)
         self.workers = BlockWorkers(self.threads)
 
     def __call__(self, gm, example_inputs):
@@ -43,7 +47,7 @@ class NumpyBackend:
         function = specializations.build(list(example_inputs), propagate=False)
         program = specializations.programs[-1] if specializations.programs else None
         # Shown by debug mode next to the graph (NOTE: [backend code in debug output]).
-        gm.backend_code = _describe(program)
+        gm.backend_code = _describe(program, specializations.eager_reason)
         if program is not None and graph_log.isEnabledFor(logging.DEBUG):
             graph_log.debug("numpy code of %s:\n%s", getattr(gm, "class_name", "graph"), gm.backend_code)
         return function
@@ -59,9 +63,9 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _describe(program) -> str:
+def _describe(program, reason) -> str:
     if program is None:
-        return "# numpy backend: runs this graph eagerly (it holds ops the backend does not compile)\n"
+        return f"# numpy backend: this graph runs eagerly ({reason})\n"
     return f"# numpy backend: {program.summary()}\n{program.source}"
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dynamo_lite.graph.node import Node
+from dynamo_lite.graph.node import Node, format_arg
 from dynamo_lite.graph.namespace import sanitize
 
 from . import runtime
@@ -91,6 +91,14 @@ class FunctionBuilder:
     def emit(self, text: str) -> None:
         self.lines.append("    " * (self.indent - 1) + text)
 
+    def comment(self, node) -> None:
+        """``# name = op(args)``: which graph node the next statements compute."""
+        args = [format_arg(a, node_prefix="") for a in node.args]
+        args += [f"{k}={format_arg(v, node_prefix='')}" for k, v in node.kwargs.items()]
+        target = getattr(node.target, "name", getattr(node.target, "__name__", str(node.target)))
+        text = f"# {node.name} = {target}({', '.join(args)})"
+        self.emit(text if len(text) <= 100 else text[:97] + "...")
+
     @contextlib.contextmanager
     def redirect(self, lines: list, indent: int):
         """Emit into ``lines`` at ``indent`` (a nested function's body) for the block."""
@@ -151,7 +159,7 @@ class FunctionBuilder:
             return name
         root = value.root
         if root.kind == "buffer":
-            name = self.pool_entry(value.name, lambda mem, v=value: mem.array(v))
+            name = self.pool_entry(f"{value.name}_a", lambda mem, v=value: mem.array(v))
         elif value is root and value.kind in ("input", "param"):
             name = self.fresh_name(f"{value.name}_a")
             self.emit(f"{name} = {self.object_of(value)}._array()")
@@ -168,6 +176,8 @@ class FunctionBuilder:
         method = _METHOD_VIEWS.get(value.node.target.name)
         if method is not None:
             expr = self.array_of(value.base) + method(value.node)
+            if len(value.readers) == 1 and not _is_output_read(value):
+                return expr  # folded into its one reader's call, e.g. np.matmul(x, w.swapaxes(0, 1))
         else:
             dtype = self.bind(value.dtype.numpy, f"dt_{value.dtype.name}")
             expr = (f"{self.bind(runtime.window, 'window')}({self.root_memory(value.root)}, {value.sizes!r}, {dtype}, "
@@ -188,7 +198,7 @@ class FunctionBuilder:
     def allocate_fresh(self, value) -> str:
         """Emit a new tensor for a fresh root; returns its array's name."""
         tensor = self.fresh_name(f"{value.name}_t")
-        array = self.fresh_name(value.name)
+        array = self.fresh_name(f"{value.name}_a")
         dtype = self.bind(value.dtype, f"dl_{value.dtype.name}")
         self.emit(f"{tensor}, {array} = {self.bind(runtime.fresh_tensor, 'fresh_tensor')}("
                   f"{value.nbytes}, {value.sizes!r}, {value.strides!r}, {value.byte_strides!r}, {dtype})")
@@ -225,6 +235,10 @@ class FunctionBuilder:
         if isinstance(structure, dict):
             return "{" + ", ".join(f"{self.literal(k)}: {self.output(v)}" for k, v in structure.items()) + "}"
         return self.literal(structure)
+
+
+def _is_output_read(value) -> bool:
+    return any(r.op == "output" for r in value.readers)
 
 
 def _flatten(value):

@@ -78,6 +78,7 @@ class Specializations:
         self.attributes = {n.target: gm.get_attribute(n.target) for n in gm.graph.nodes if n.op == "get_attr"}
         self.functions: dict = {}
         self.programs: list = []
+        self.eager_reason: str | None = None  # why the first signature runs eagerly, if it does
 
     def build(self, inputs, *, propagate: bool):
         """The function for ``inputs``' signature (``gm.forward`` if the graph is not compilable)."""
@@ -89,6 +90,7 @@ class Specializations:
                                getattr(self.gm, "class_name", "graph"))
         except Unsupported as exc:
             log.debug("numpy backend runs %s eagerly: %s", getattr(self.gm, "class_name", "graph"), exc)
+            self.eager_reason = self.eager_reason or str(exc)
             return self.gm.forward
         self.programs.append(program)
         return program.function
@@ -156,6 +158,7 @@ def emit_node(builder, node) -> None:
     op = node.target
     if value.kind in ("view", "alias") and "inplace" not in getattr(op, "tags", ()):
         return  # views and getitem make no memory; their arrays are defined where first read
+    builder.comment(node)
     kernel = builder.bind(op.kernel, f"k_{op.name}")
     args = [builder.bind(np, "np")] + [builder.argument(a) for a in node.args]
     kwargs = [f"{k}={builder.argument(v)}" for k, v in node.kwargs.items()]

@@ -71,10 +71,13 @@ class GroupPlan:
         return max((n * np.dtype(dt).itemsize for dt in self.zeros), default=0)
 
 
-# A group is split over threads only when each gets this many bytes of output and blocks:
-# handing work to a thread costs tens of microseconds.
+# A group is split over threads only when each thread gets this many bytes and blocks,
+# and blocks are this large: handing work to a thread costs tens of microseconds, and two
+# threads calling NumPy on small blocks spend their time handing the GIL back and forth
+# (measured in docs/performance.md).
 PARALLEL_MIN_BYTES = 1 << 20
 PARALLEL_MIN_BLOCKS = 4
+PARALLEL_MIN_BLOCK_BYTES = 128 * 1024
 
 
 def plan_group(group, values: dict, block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 1) -> GroupPlan:
@@ -87,7 +90,7 @@ def plan_group(group, values: dict, block_bytes: int = DEFAULT_BLOCK_BYTES, thre
     primary = broadcast_strides(shape, values[group.outputs[0]].sizes, values[group.outputs[0]].strides)
     blocking = plan_blocking(shape, primary, strides, itemsize, block_bytes)
     plan = GroupPlan(group, blocking, {m: template_for(m) for m in members})
-    if blocking is not None:
+    if blocking is not None and _prod(blocking.block_shape) * itemsize >= PARALLEL_MIN_BLOCK_BYTES:
         total = _prod(shape) * itemsize
         plan.parts = max(1, min(threads, total // PARALLEL_MIN_BYTES, blocking.block_count // PARALLEL_MIN_BLOCKS))
     plan.quiet = any(t is not None and t.quiet for t in plan.templates.values())
@@ -175,7 +178,7 @@ def emit_group(builder, plan: GroupPlan) -> None:
             builder.emit(f"with {builder.bind(np.errstate, 'errstate')}(all='ignore'):")
             builder.indent += 1
         loop_vars = ", ".join(["_I"] + names + list(zero_names.values()))
-        builder.emit(f"for {loop_vars} in _blocks:")
+        builder.emit(f"for {loop_vars}, in _blocks:")  # each block is a tuple, even (index,) alone
         builder.indent += 1
         block = {}
         for node, window in windows.items():
@@ -212,14 +215,13 @@ def _emit_member(builder, context, member, out, block, plan, members, names) -> 
             return builder.const(arg, template_dtype)
         return builder.argument(arg)
 
+    builder.comment(member)
     template = plan.templates[member]
     dtype = builder.values[member].dtype.numpy
     if template is not None:
-        lines = template.emit(context, out, [arg_source(a, dtype) for a in member.args], dtype, **member.kwargs)
-        if lines is not None:
-            for line in lines:
-                builder.emit(line)
-            return
+        for line in template.emit(context, out, [arg_source(a, dtype) for a in member.args], dtype, **member.kwargs):
+            builder.emit(line)
+        return
     kernel = builder.bind(member.target.kernel, f"k_{member.target.name}")
     args = [builder.bind(np, "np")] + [arg_source(a) for a in member.args]
     args += [f"{k}={builder.argument(v)}" for k, v in member.kwargs.items()]

@@ -10,18 +10,19 @@ from dynamo_lite.tensor.tensor import Tensor, empty_strided
 UINT8 = np.dtype(np.uint8)
 
 
-def fresh_tensor(nbytes: int, sizes: tuple, strides: tuple, byte_strides: tuple, dtype):
+def fresh_tensor(nbytes: int, sizes: tuple, strides: tuple, byte_strides: tuple, dtype,
+                 _empty=np.empty, _ndarray=np.ndarray, _make=Tensor._make):
     """``(tensor, array)``: a new CPU tensor of this geometry and the array over its memory.
 
     What eager dispatch allocates for an op's output, built directly: the generated code
-    calls this once per output per call, so it must stay lean.
+    calls this once per output per call, so it must stay lean (hence the bound defaults).
     """
     if nbytes == 0:
         tensor = empty_strided(sizes, strides, dtype, CPU)
         return tensor, tensor._array()
-    buffer = np.empty(nbytes, UINT8)
-    array = np.ndarray(sizes, dtype.numpy, buffer, 0, byte_strides)
-    tensor = Tensor._make(Storage(buffer, CPU), sizes, strides, 0, dtype)
+    buffer = _empty(nbytes, UINT8)
+    array = _ndarray(sizes, dtype.numpy, buffer, 0, byte_strides)
+    tensor = _make(Storage(buffer, CPU), sizes, strides, 0, dtype)
     tensor._array_cache = array
     return tensor, array
 

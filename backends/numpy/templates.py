@@ -33,9 +33,9 @@ class Template:
     """How to emit one op inside a fused block.
 
     Attributes:
-        emit: ``emit(ctx, out, args, dtype) -> [lines]``; ``args`` are source expressions
-            of the op's positional arguments (tensors as block arrays, scalars bound as
-            0-d constants of ``dtype``).
+        emit: ``emit(ctx, out, args, dtype, **node.kwargs) -> [lines]``; ``args`` are source
+            expressions of the op's positional arguments (tensors as block arrays, scalars
+            bound as 0-d constants of ``dtype``).
         alias_safe: the output may share memory with a tensor argument (every element is
             read before it is written), so the planner may compute in place.
         quiet: the kernel silences floating-point warnings; the block does too.
@@ -108,8 +108,8 @@ def _gelu_tanh(ctx, out, args, dtype):
     ]
 
 
-def _gelu(ctx, out, args, dtype, approximate="none"):
-    return _gelu_tanh(ctx, out, args, dtype) if approximate == "tanh" else None
+def _gelu(ctx, out, args, dtype, approximate="tanh"):
+    return _gelu_tanh(ctx, out, args, dtype)  # template_for admits only approximate="tanh"
 
 
 # op name -> Template. Ops not listed (or not matching the conditions) run their kernel.
@@ -154,7 +154,7 @@ def template_for(node):
     dtype = meta._dtype.numpy
     if dtype not in template.dtypes:
         return None
-    if node.kwargs and not _allowed_kwargs(node):
+    if not _kwargs_covered(node):
         return None
     for arg in node.args:
         value = getattr(arg, "meta", {}).get("val") if hasattr(arg, "meta") else None
@@ -166,6 +166,9 @@ def template_for(node):
     return template
 
 
-def _allowed_kwargs(node) -> bool:
-    """Keyword arguments a template understands (gelu's ``approximate``)."""
-    return node.target.name == "gelu" and set(node.kwargs) == {"approximate"}
+def _kwargs_covered(node) -> bool:
+    """Whether the template computes the op with these keyword arguments: none, except
+    gelu, whose template is the tanh approximation (exact gelu runs its kernel)."""
+    if node.target.name == "gelu":
+        return node.kwargs == {"approximate": "tanh"}
+    return not node.kwargs

@@ -43,7 +43,8 @@ class TransformedCodeBuilder:
         self.instructions.append(compat.load_attr(name))
 
     def load_const(self, value) -> None:
-        self.emit("LOAD_CONST", value)
+        # Not through emit(): None is a constant here, not "no argument".
+        self.instructions.append(Instr("LOAD_CONST", value, lineno=self.lineno))
 
     def binary_subscr(self) -> None:
         self.emit("BINARY_SUBSCR")

@@ -63,15 +63,39 @@ def chain(x, y):
     return ((x * y + 1).sigmoid() * x.tanh() - y).relu()
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_pointwise_chain_runs_as_one_blocked_group_and_matches_bitwise(threads):
+def test_pointwise_chain_runs_as_one_blocked_group_and_matches_bitwise():
     x, y = dl.randn(37, 29), dl.randn(37, 29)
-    expected, actual, rec = run_both(chain, x, y, threads=threads, **SMALL_BLOCKS)
+    expected, actual, rec = run_both(chain, x, y, **SMALL_BLOCKS)
     assert_bitwise(actual, expected)
     (program,) = rec.programs
     (group,) = program.groups
     assert len(group.group.nodes) == 7 and group.blocking.block_count > 4
+    assert len(group.scratch_dtypes) == 2  # seven ops computed in place in two block arrays
     assert "_run_blocks(" in program.source and "for _I" in program.source
+
+
+def test_large_groups_are_shared_by_two_threads():
+    x, y = dl.randn(1024, 1024), dl.randn(1024, 1024)
+    expected, actual, rec = run_both(chain, x, y, threads=2)
+    assert_bitwise(actual, expected)
+    (group,) = rec.programs[0].groups
+    assert group.parts == 2
+
+
+def test_an_error_in_a_worker_thread_reaches_the_caller():
+    def f(a, b):
+        return (a * 3) // b - a
+
+    a = dl.ones(1024, 1024, dtype=dl.int32)
+    b = dl.ones(1024, 1024, dtype=dl.int32)
+    b[1000, 5] = 0  # in the last blocks: the worker's share
+    rec = Recording(threads=2)
+    with pytest.raises(RuntimeError) as compiled_error:
+        dl.compile(f, backend=rec)(a, b)
+    assert rec.programs[0].groups[0].parts == 2
+    with pytest.raises(RuntimeError) as eager_error:
+        f(a, b)
+    assert str(compiled_error.value) == str(eager_error.value)
 
 
 @pytest.mark.parametrize("shapes", [((6, 5, 7), (7,)), ((6, 5, 7), (5, 1)), ((6, 1, 7), (1, 5, 1)), ((4, 9), ())])
@@ -80,6 +104,15 @@ def test_broadcast_inputs_in_blocks(shapes):
     x, y = dl.randn(*sx), dl.randn(*sy)
     expected, actual, rec = run_both(lambda a, b: (a * b - a).exp() + b, x, y, **SMALL_BLOCKS)
     assert_bitwise(actual, expected)
+
+
+def test_single_op_group_over_a_two_dim_iteration_space():
+    # A bias add alone: no scratch, and every block index is a tuple (row, column slice).
+    x, b = dl.randn(6, 200), dl.randn(200)
+    expected, actual, rec = run_both(lambda a, c: a + c, x, b, **SMALL_BLOCKS)
+    assert_bitwise(actual, expected)
+    (group,) = rec.programs[0].groups
+    assert group.blocking.shape == (6, 200) and group.blocking.block_shape == (64,)
 
 
 @pytest.mark.parametrize("make", [

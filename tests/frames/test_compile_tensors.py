@@ -226,3 +226,15 @@ def test_namedtuple_results_are_built_inside_the_graph(backend):
     result = dl.compile(f, backend=backend, fullgraph=True)(x)
     assert type(result) is Output
     assert_equal_values(result, f(x))
+
+
+def test_function_returning_none_after_inplace_work_is_compiled():
+    def f(x):
+        x.mul_(2)
+        return None
+
+    x, expected = dl.ones(3), dl.ones(3)
+    f(expected)
+    assert dl.compile(f, backend="eager", fullgraph=True)(x) is None
+    assert_equal_values(x, expected)
+    assert dl.stats().fallbacks == ()
