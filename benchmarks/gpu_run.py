@@ -6,7 +6,7 @@ Run from the repository root:
 
 Needs CuPy and a CUDA device; without one it says why and exits 0 (there is no GPU on
 the project's development machines, so the kernels are checked there by NVRTC and the
-host emulation instead; see docs/backends_cupy.md). Columns, per workload, in ms per
+host emulation instead; see docs/backends.md). Columns, per workload, in ms per
 call (median of ``--repeat`` timed calls after warm-up, the device synchronized around
 each): eager dynamo_lite on CUDA tensors, the same model compiled with the cupy backend,
 and the hand-written NumPy reference (``benchmarks/numpy_reference.py``) run on CuPy

@@ -35,7 +35,9 @@ def assert_equal_values(actual, expected, *, rtol=1e-5, atol=1e-6, path="result"
         assert isinstance(actual, dl.Tensor), f"{path}: expected a Tensor, got {type(actual).__name__}"
         assert actual.dtype == expected.dtype, f"{path}: dtype {actual.dtype} != {expected.dtype}"
         assert tuple(actual.shape) == tuple(expected.shape), f"{path}: shape {actual.shape} != {expected.shape}"
-        np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=rtol, atol=atol, err_msg=path)
+        assert actual.device == expected.device, f"{path}: device {actual.device} != {expected.device}"
+        np.testing.assert_allclose(np.asarray(actual.cpu()), np.asarray(expected.cpu()), rtol=rtol, atol=atol,
+                                   err_msg=path)
         return
     if isinstance(expected, (tuple, list)):
         assert type(actual) is type(expected), f"{path}: {type(actual).__name__} != {type(expected).__name__}"
