@@ -54,7 +54,7 @@ def erf(x):
 
 def gelu(x, approximate: str = "none"):
     if approximate == "tanh":
-        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * (x * x * x))))
     return 0.5 * x * (1 + erf(x / math.sqrt(2)))
 
 
@@ -99,6 +99,13 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 
     x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     out_c, in_per_group, kh, kw = weight.shape
     win = _windows(x, (kh, kw), stride, dilation)  # N, C, OH, OW, kh, kw
+    if groups == 1:  # im2col with output rows contiguous: one batched GEMM per image
+        n, c, oh, ow = win.shape[:4]
+        cols = win.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kh * kw, oh * ow)
+        y = (weight.reshape(out_c, -1) @ cols).reshape(n, out_c, oh, ow)
+        if bias is not None:
+            y += bias[None, :, None, None]
+        return y.astype(x.dtype, copy=False)
     outs = []
     per_out = out_c // groups
     for g in range(groups):
@@ -112,11 +119,20 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 
 
 
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1):
-    kernel = _pair(kernel_size)
-    stride = kernel if stride is None else _pair(stride)
+    """Max over each window as a running maximum of kh*kw strided slices (no window copy)."""
+    (kh, kw) = kernel = _pair(kernel_size)
+    sh, sw = kernel if stride is None else _pair(stride)
     ph, pw = _pair(padding)
-    x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=-np.inf)
-    return _windows(x, kernel, stride, _pair(dilation)).max(axis=(4, 5))
+    dh, dw = _pair(dilation)
+    x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=-np.inf) if ph or pw else x
+    oh = (x.shape[2] - (kh - 1) * dh - 1) // sh + 1
+    ow = (x.shape[3] - (kw - 1) * dw - 1) // sw + 1
+    out = None
+    for i in range(kh):
+        for j in range(kw):
+            part = x[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw]
+            out = part.copy() if out is None else np.maximum(out, part, out=out)
+    return out
 
 
 def avg_pool2d(x, kernel_size, stride=None, padding=0):

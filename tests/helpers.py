@@ -21,6 +21,29 @@ def compiled_backends(device: str = "cpu", cuda: bool = False) -> list:
     return [n for n in names if n in dl.list_backends() and device in backend_spec(n).devices]
 
 
+def run_in_threads(fn, argument_lists, repeats: int) -> list:
+    """Call ``fn(*arguments)`` ``repeats`` times on one thread per argument list, all at
+    once; returns each thread's last result and fails if any call raised."""
+    import threading
+
+    results, errors = [None] * len(argument_lists), []
+
+    def worker(i):
+        try:
+            for _ in range(repeats):
+                results[i] = fn(*argument_lists[i])
+        except Exception as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(argument_lists))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    return results
+
+
 def run_capturing(fn, *args, **kwargs):
     """(result, None) or (None, exception) of one call."""
     try:

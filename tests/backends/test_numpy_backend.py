@@ -1,7 +1,6 @@
 """The numpy backend: fused blocks, buffer reuse, simplifications, aliasing, zoo workloads vs eager."""
 from __future__ import annotations
 
-import threading
 
 import numpy as np
 import pytest
@@ -13,7 +12,7 @@ from benchmarks.models import WORKLOADS
 from dynamo_lite.backends.numpy import NumpyBackend
 from dynamo_lite.backends.numpy.blocking import plan_blocking
 from dynamo_lite.backends.numpy.templates import TEMPLATES
-from tests.helpers import assert_equal_values
+from tests.helpers import assert_equal_values, run_in_threads
 
 
 class Recording:
@@ -212,21 +211,7 @@ def test_calls_from_threads_each_get_their_own_pool_set():
     compiled = dl.compile(mlp_like, backend=NumpyBackend(**SMALL_BLOCKS))
     inputs = [[dl.randn(16, 32), dl.randn(32, 32), dl.randn(32, 32), dl.randn(32, 8)] for _ in range(6)]
     expected = [mlp_like(*a) for a in inputs]
-    results, errors = [None] * len(inputs), []
-
-    def worker(i):
-        try:
-            for _ in range(30):
-                results[i] = compiled(*inputs[i])
-        except Exception as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(inputs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    results = run_in_threads(compiled, inputs, repeats=30)
     for actual, exp in zip(results, expected):
         assert_bitwise(actual, exp)
 

@@ -1,15 +1,13 @@
 """Compiling tensor programs: one graph per zoo workload, caching, guards, recompiles."""
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
 import dynamo_lite as dl
 from benchmarks.models import WORKLOADS
 from dynamo_lite import nn
-from tests.helpers import assert_equal_values, assert_same
+from tests.helpers import assert_equal_values, assert_same, run_in_threads
 
 
 def _workload(name):
@@ -167,22 +165,7 @@ def test_compiled_function_from_several_threads(backend):
     compiled = dl.compile(f, backend=backend)
     inputs = [dl.randn(8, 4) for _ in range(8)]
     expected = [f(x) for x in inputs]
-    results = [None] * len(inputs)
-    errors = []
-
-    def worker(i):
-        try:
-            for _ in range(20):
-                results[i] = compiled(inputs[i])
-        except Exception as exc:  # reported below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(inputs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    results = run_in_threads(compiled, [(x,) for x in inputs], repeats=20)
     for actual, exp in zip(results, expected):
         assert_equal_values(actual, exp)
     assert dl.stats().frames_compiled == 1

@@ -62,8 +62,8 @@ CONSTANT_TYPES = (int, float, bool, str, bytes, type(None), complex, type(Ellips
                   types.NotImplementedType)
 
 
-class ConstantVariable(VariableTracker):
-    """A Python constant (number, string, None, dtype, device, shape tuple ...)."""
+class ValueVariable(VariableTracker):
+    """A variable that holds one concrete Python object (and the source it came from)."""
 
     def __init__(self, value, source=None):
         self.value = value
@@ -74,6 +74,15 @@ class ConstantVariable(VariableTracker):
 
     def as_python_constant(self):
         return self.value
+
+    @property
+    def fn(self):
+        """The object, for variables that hold something callable."""
+        return self.value
+
+
+class ConstantVariable(ValueVariable):
+    """A Python constant (number, string, None, dtype, device, shape tuple ...)."""
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap_constant_result

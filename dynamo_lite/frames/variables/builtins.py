@@ -6,7 +6,7 @@ import operator
 import types
 
 from ..errors import Unsupported
-from .base import ConstantVariable, VariableTracker
+from .base import ConstantVariable, ValueVariable, VariableTracker
 from .containers import DictVariable, IteratorVariable, ListVariable, TupleVariable
 from .tensor import TensorVariable, TracedCallableVariable
 
@@ -171,18 +171,8 @@ BUILTIN_HANDLERS = {
 }
 
 
-class BuiltinVariable(VariableTracker):
+class BuiltinVariable(ValueVariable):
     """A Python builtin such as ``len``, ``isinstance``, ``range`` or ``zip``."""
-
-    def __init__(self, fn, source=None):
-        self.fn = fn
-        self.source = source
-
-    def python_type(self) -> type:
-        return type(self.fn)
-
-    def as_python_constant(self):
-        return self.fn
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         if self.fn in PURE_ON_CONSTANTS and _all_constant(args, kwargs):
@@ -219,14 +209,8 @@ def is_pure_library_function(value) -> bool:
     return isinstance(value, types.BuiltinFunctionType) and getattr(value, "__module__", None) in PURE_MODULES
 
 
-class PureFunctionVariable(VariableTracker):
+class PureFunctionVariable(ValueVariable):
     """A function of ``math``/``operator``: folded when its arguments are constants."""
-
-    def __init__(self, fn, source=None):
-        self.fn, self.source = fn, source
-
-    def as_python_constant(self):
-        return self.fn
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         if not _all_constant(args, kwargs):

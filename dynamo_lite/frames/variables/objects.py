@@ -6,7 +6,7 @@ import types
 
 from ..errors import Unsupported
 from ..sources import AttrSource, ItemSource
-from .base import ConstantVariable, VariableTracker
+from .base import ConstantVariable, ValueVariable, VariableTracker
 from .functions import UserMethodVariable
 
 
@@ -18,18 +18,8 @@ def _static_attr(obj, name):
         raise Unsupported(f"{type(obj).__name__} object has no attribute {name!r} (raises in eager)") from None
 
 
-class ObjectVariable(VariableTracker):
+class ObjectVariable(ValueVariable):
     """A Python object with a source, read attribute by attribute (each read guarded)."""
-
-    def __init__(self, value, source):
-        self.value = value
-        self.source = source
-
-    def python_type(self) -> type:
-        return type(self.value)
-
-    def as_python_constant(self):
-        return self.value
 
     def as_traceable(self):
         return self.value
