@@ -60,7 +60,7 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
         output.rollback(graph_break.snapshot.checkpoint)
         reason = graph_break.reason
         has_work = any(node.op == "call_function" for node in output.graph.nodes) or len(output.side_effects)
-        plan = BreakPlan(tx, graph_break.snapshot, resume_functions, request.f_globals, has_work, request.cells)
+        plan = BreakPlan(tx, graph_break.snapshot, graph_break.reason, resume_functions, request.f_globals, has_work, request.cells)
         callee = getattr(reason, "callee", None)
         if callee is not None and request.hook is not None:
             request.hook.instrument(callee)  # its own frame compiles when the eager call runs it

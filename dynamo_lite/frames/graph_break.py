@@ -7,6 +7,7 @@ from . import compat as V
 from .errors import Unsupported
 from .liveness import live_locals
 from .logs import graph_breaks_log
+from .hook import original_code
 from .resume import real_instructions
 from .variables.base import CellVariable, NullVariable
 from .variables.containers import IteratorVariable
@@ -27,11 +28,12 @@ class BreakPlan:
     Args:
         tx: the translator of the compiled frame, stopped at ``snapshot.index``.
         snapshot: its state before that instruction.
+        reason: the Unsupported that stopped it.
         resume_functions: the ResumeFunctions cache of the frame hook.
         f_globals: the frame's globals.
     """
 
-    def __init__(self, tx, snapshot, resume_functions, f_globals, graph_has_work: bool, cells: tuple = ()):
+    def __init__(self, tx, snapshot, reason, resume_functions, f_globals, graph_has_work: bool, cells: tuple = ()):
         self.tx = tx
         self.snapshot = snapshot
         self.resume = resume_functions
@@ -55,8 +57,9 @@ class BreakPlan:
             self.mode = "eager"
         elif graph_has_work:
             self.mode = "resume"
-        else:
-            raise Unsupported("nothing before the unsupported instruction could be compiled")
+        else:  # resuming right here would only repeat this translation
+            raise Unsupported(f"{reason.reason} (the frame runs eagerly: nothing before it to compile)",
+                              reason.filename, reason.lineno, reason.hint)
         self.resume_diffs: list = []
 
     # -- what stays alive ------------------------------------------------------------------
@@ -82,7 +85,7 @@ class BreakPlan:
         ``results`` values stored in temporaries, then the live locals; return its value."""
         layout = _layout(below) + ("value",) * results
         fn, names = self._resume_function(resume_index, layout)
-        self.resume_diffs.append(fn.__code__)  # before the hook swaps in its prologue
+        self.resume_diffs.append(original_code(fn.__code__))  # without the hook's prologue
         if hook is not None:
             hook.instrument(fn)
 

@@ -48,11 +48,32 @@ class ObjectVariable(ValueVariable):
                 raise Unsupported(f"property {name!r} has no getter")
             return UserMethodVariable(static.fget, self).call(tx, [], {})
         if hasattr(static, "__get__") and not isinstance(static, (types.BuiltinFunctionType, type)) and not _is_plain_data(static):
-            raise Unsupported(f"descriptor attribute {type(self.value).__name__}.{name}")
+            return OpaqueAttributeVariable(self, name)
         return wrap(tx, getattr(self.value, name), source)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.value).__name__})"
+
+
+class OpaqueAttributeVariable(VariableTracker):
+    """An attribute the translator does not model (a C method, a custom descriptor).
+
+    Loading it is free; using it (calling it, computing with it) is a graph break at
+    that later instruction, where the transformed code rebuilds it as ``obj.name``.
+    """
+
+    def __init__(self, obj, name: str):
+        self.obj, self.name = obj, name
+
+    def call(self, tx, args, kwargs):
+        raise Unsupported(f"calling {type(self.obj.value).__name__}.{self.name}, which the compiler does not model")
+
+    def reconstruct(self, cg) -> None:
+        self.obj.reconstruct(cg)
+        cg.load_attr(self.name)
+
+    def children(self) -> list:
+        return [self.obj]
 
 
 def _is_plain_data(value) -> bool:
