@@ -5,7 +5,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 import dynamo_lite as dl
-from tests.helpers import assert_equal_values
+from tests.helpers import assert_equal_values, compiled_backends
 
 # Each step maps (current tensor, other input) -> new tensor; all shape-preserving so any
 # sequence composes. Some steps break the graph (print, item) on purpose.
@@ -43,14 +43,16 @@ def build_program(step_names):
     rows=st.integers(1, 4),
     cols=st.integers(1, 5),
     seed=st.integers(0, 2**16),
+    backend=st.sampled_from(compiled_backends()),
 )
-def test_random_programs_match_eager(steps, rows, cols, seed):
+def test_random_programs_match_eager(steps, rows, cols, seed, backend):
     dl.reset()
     rng = np.random.default_rng(seed)
     x = dl.from_numpy(rng.standard_normal((rows, cols)).astype(np.float32))
     y = dl.from_numpy(rng.standard_normal((rows, cols)).astype(np.float32))
     program = build_program(steps)
     expected = program(x.clone(), y)
-    compiled = dl.compile(program, backend="eager")
+    compiled = dl.compile(program, backend=backend)
     for _ in range(2):  # the second call runs from the cache
         assert_equal_values(compiled(x.clone(), y), expected, rtol=1e-4, atol=1e-5)
+    assert dl.stats().fallbacks == (), "every frame and resume function is compiled"
