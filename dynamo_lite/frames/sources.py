@@ -118,6 +118,8 @@ class ConstSource(Source):
         return f"__dl_K{id(self.value)}"
 
     def name(self) -> str:
+        if isinstance(self.value, dict) and "__name__" in self.value:
+            return f"<globals of {self.value['__name__']}>"
         return f"<{type(self.value).__name__} constant>"
 
     def constants(self) -> dict:
