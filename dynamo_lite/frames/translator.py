@@ -15,7 +15,7 @@ from .variables.containers import DictVariable, TupleVariable
 MAX_INLINE_DEPTH = 24
 MAX_STEPS = 200_000  # instructions per frame: unrolled loops beyond this fall back
 
-_UNSUPPORTED_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+_UNSUPPORTED_FLAGS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 
 
 class InstructionTranslator:
@@ -42,6 +42,7 @@ class InstructionTranslator:
         self.kw_names = None
         self.lineno = code.co_firstlineno
         self.returned: VariableTracker | None = None
+        self.yielded: list = []  # a generator's values, in order (see inline_generator)
         self.handlers = load_all()
         self.allow_breaks = allow_breaks
         for name in code.co_cellvars:
@@ -162,6 +163,8 @@ class InstructionTranslator:
         child = InstructionTranslator(code, fn_var.f_globals, bound, self.output, parent=self,
                                       globals_source=globals_source)
         try:
+            if code.co_flags & inspect.CO_GENERATOR:
+                return self.inline_generator(child)
             return child.run()
         except Unsupported as exc:
             # A break inside a callee: the caller runs the call eagerly and the callee's
@@ -170,6 +173,24 @@ class InstructionTranslator:
                 exc.callee = fn_var.fn
             exc.user_stack.append((self.code.co_filename, self.lineno, self.code.co_name))
             raise
+
+    def inline_generator(self, child: "InstructionTranslator") -> VariableTracker:
+        """Run a generator (e.g. a generator expression) to its end and return an
+        iterator over what it yielded.
+
+        Running it ahead of its consumer is only exact when nothing it does can be seen
+        in between, so a generator with side effects or in-place ops is not inlined.
+        """
+        checkpoint = self.output.checkpoint()
+        child.run()
+        n_nodes, n_effects, n_rebinds, _ = checkpoint
+        new_nodes = list(self.output.graph.nodes)[n_nodes:]
+        impure = any("inplace" in getattr(node.target, "tags", ()) for node in new_nodes)
+        if impure or len(self.output.side_effects) != n_effects:
+            raise self.unsupported(f"a generator ({child.code.co_name}) with side effects, consumed lazily")
+        from .variables.containers import IteratorVariable
+
+        return IteratorVariable(child.yielded)
 
     def root(self) -> "InstructionTranslator":
         tx = self

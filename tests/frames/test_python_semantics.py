@@ -248,3 +248,26 @@ def test_unpacking_star_calls_and_dict_merges():
 
     assert_same(f, (1, 2, 3), {"x": 4})
     assert dl.stats().fallbacks == ()
+
+
+def test_generator_expressions_are_inlined_and_side_effecting_generators_stay_lazy():
+    log = []
+
+    def noisy(n):
+        for i in range(n):
+            log.append(i)
+            yield i
+
+    def f(n):
+        squares = tuple(i * i for i in range(n))
+        it = noisy(n)
+        first = next(it)
+        log.append("after first")
+        return squares, first, list(it)
+
+    log.clear()
+    expected = f(3)
+    expected_log = list(log)
+    log.clear()
+    assert dl.compile(f, backend="eager")(3) == expected
+    assert log == expected_log == [0, "after first", 1, 2]

@@ -4,6 +4,7 @@ from __future__ import annotations
 from .. import compat as V
 from ..errors import Unsupported
 
+from ..variables.base import ConstantVariable
 from ..variables.builtins import BUILTIN_HANDLERS
 from ..variables.containers import IteratorVariable
 from ..variables.objects import NoOpContextVariable
@@ -85,3 +86,16 @@ def get_len(tx, ins):
     tx.push(BUILTIN_HANDLERS[len](tx, tx.stack[-1]))
 
 
+
+
+@handles("RETURN_GENERATOR")
+def return_generator(tx, ins):
+    # A generator being inlined (InstructionTranslator.inline_generator): the POP_TOP
+    # that follows discards this value, as it discards the new generator object.
+    tx.push(ConstantVariable(None))
+
+
+@handles("YIELD_VALUE")
+def yield_value(tx, ins):
+    tx.yielded.append(tx.pop())
+    tx.push(ConstantVariable(None))  # what the consumer sends back: next() sends None

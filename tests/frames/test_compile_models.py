@@ -1,0 +1,70 @@
+"""A small GPT-style model (embeddings, masked attention, ModuleList, dropout) compiled whole."""
+from __future__ import annotations
+
+import math
+
+import dynamo_lite as dl
+import dynamo_lite.nn.functional as F
+from dynamo_lite import nn
+from tests.helpers import assert_equal_values
+
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(d, 3 * d)
+        self.out = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+        self.ff = nn.Sequential(nn.Linear(d, 4 * d), nn.SiLU(), nn.Linear(4 * d, d), nn.Dropout(0.1))
+
+    def forward(self, x, mask):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.norm(x)).split(d, dim=-1)
+        q, k, v = (z.view(b, t, self.heads, -1).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+        att = F.softmax(att.masked_fill(mask[:t, :t] == 0, float("-inf")), dim=-1)
+        x = x + self.out((att @ v).transpose(1, 2).reshape(b, t, d))
+        return x + self.ff(x)
+
+
+class TinyGPT(nn.Module):
+    def __init__(self, vocab=50, d=32, heads=4, layers=2, ctx=16):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(ctx, d)
+        self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
+        self.head = nn.Linear(d, vocab)
+        self.register_buffer("mask", dl.tril(dl.ones(ctx, ctx)))
+
+    def forward(self, idx):
+        b, t = idx.shape
+        x = self.tok(idx) + self.pos(dl.arange(t))[None]
+        for block in self.blocks:
+            x = block(x, self.mask)
+        logits = self.head(x)
+        return logits, logits.argmax(dim=-1)
+
+
+def test_tiny_gpt_compiles_to_one_graph_in_eval_mode(backend):
+    dl.manual_seed(0)
+    model = TinyGPT().eval()
+    idx = dl.randint(0, 50, (2, 10))
+    expected = model(idx)
+    compiled = dl.compile(model, backend=backend, fullgraph=True)
+    assert_equal_values(compiled(idx), expected, rtol=1e-4, atol=1e-5)
+    assert dl.stats().graph_count == 1
+
+
+def test_tiny_gpt_in_training_mode_draws_the_same_dropout_masks(backend):
+    dl.manual_seed(0)
+    model = TinyGPT().train()
+    idx = dl.randint(0, 50, (2, 10))
+    dl.manual_seed(1)
+    expected = model(idx)
+    compiled = dl.compile(model, backend=backend)
+    dl.manual_seed(1)
+    assert_equal_values(compiled(idx), expected, rtol=1e-4, atol=1e-5)
+    model.eval()  # `training` is read while tracing: switching modes recompiles
+    assert_equal_values(compiled(idx), model(idx), rtol=1e-4, atol=1e-5)
+    assert dl.stats().recompiles == 1 and dl.stats().fallbacks == ()
