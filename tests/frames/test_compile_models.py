@@ -68,3 +68,42 @@ def test_tiny_gpt_in_training_mode_draws_the_same_dropout_masks(backend):
     model.eval()  # `training` is read while tracing: switching modes recompiles
     assert_equal_values(compiled(idx), model(idx), rtol=1e-4, atol=1e-5)
     assert dl.stats().recompiles == 1 and dl.stats().fallbacks == ()
+
+
+class Base(nn.Module):
+    SCALE = 2
+
+    def __init__(self):
+        super().__init__()
+        self.layer0 = nn.Linear(4, 4)
+        self.layer1 = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return x * self.SCALE
+
+    @property
+    def first(self):
+        return self.layer0
+
+
+class Child(Base):
+    def forward(self, x, cfg):
+        x = super().forward(x)
+        for i in range(2):
+            x = getattr(self, f"layer{i}")(x)
+        x = self.first(x)
+        n_linear = sum(1 for m in self.modules() if isinstance(m, nn.Linear))
+        norms = [p.abs().sum() for name, p in self.named_parameters() if name.endswith("weight")]
+        y = x.view(*x.shape[:-1], 2, -1).flatten(-2)
+        z = dl.stack([x, y], dim=0).mean(0) * cfg["alpha"] + n_linear
+        return dl.cat([z, x], -1), dl.stack(norms).sum(), len(list(self.parameters()))
+
+
+def test_module_idioms_compile_to_one_graph(backend):
+    model, x, cfg = Child(), dl.randn(3, 4), {"alpha": 0.5}
+    compiled = dl.compile(model, backend=backend, fullgraph=True)
+    assert_equal_values(compiled(x, cfg), model(x, cfg))
+    assert dl.stats().graph_count == 1
+    model.extra = nn.Linear(4, 4)  # the module tree changed: modules()/parameters() differ
+    assert_equal_values(compiled(x, cfg), model(x, cfg))
+    assert dl.stats().recompiles == 1

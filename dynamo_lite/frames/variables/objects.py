@@ -98,6 +98,11 @@ class NNModuleVariable(ObjectVariable):
         if stored is not None:
             return stored
         module = self.value
+        if name in MODULE_TRAVERSALS and self.source is not None:
+            from ...nn.module import Module
+
+            if getattr(type(module), name) is getattr(Module, name):  # not overridden
+                return ModuleTraversalVariable(self, name)
         source = AttrSource(self.source, name) if self.source is not None else None
         for table in ("_parameters", "_buffers", "_modules"):
             entries = module.__dict__.get(table)
@@ -144,6 +149,67 @@ class NNModuleVariable(ObjectVariable):
             return wrap(tx, result, None) if self.source is None else NNModuleVariable(result, None)
         source = ItemSource(self.source, index) if self.source is not None else None
         return wrap(tx, result, source)
+
+
+#: Module methods that walk the module tree: evaluated while tracing, every module and
+#: table they visit guarded, so a changed tree recompiles.
+MODULE_TRAVERSALS = {
+    "modules": ("named_modules", False), "named_modules": ("named_modules", True),
+    "children": ("named_children", False), "named_children": ("named_children", True),
+    "parameters": ("named_parameters", False), "named_parameters": ("named_parameters", True),
+    "buffers": ("named_buffers", False), "named_buffers": ("named_buffers", True),
+}
+
+
+class ModuleTraversalVariable(VariableTracker):
+    """``module.parameters``, ``module.modules`` ... of a guarded module, before the call."""
+
+    def __init__(self, module: NNModuleVariable, name: str):
+        self.module, self.name = module, name
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        from . import builder
+        from .containers import IteratorVariable, TupleVariable
+
+        named, keep_names = MODULE_TRAVERSALS[self.name]
+        values = [a.as_python_constant() for a in args]
+        kw = {k: v.as_python_constant() for k, v in kwargs.items()}
+        root = self.module.value
+        self._guard_tree(tx, root, self.module.source)
+        items = []
+        for qualified, value in getattr(root, named)(*values, **kw):
+            path = qualified[len(kw.get("prefix", "")):].lstrip(".") if kw.get("prefix") else qualified
+            variable = builder.wrap(tx, value, _member_source(self.module.source, root, path))
+            items.append(TupleVariable([ConstantVariable(qualified), variable]) if keep_names else variable)
+        return IteratorVariable(items)
+
+    @staticmethod
+    def _guard_tree(tx, module, source) -> None:
+        from .. import guards as G
+
+        pending = [(module, source)]
+        while pending:
+            current, current_source = pending.pop()
+            for table in ("_modules", "_parameters", "_buffers"):
+                tx.output.guards.add(AttrSource(current_source, table), G.DICT_KEYS, tuple(current.__dict__[table]))
+            for name, child in current.__dict__["_modules"].items():
+                if child is not None:
+                    pending.append((child, ItemSource(AttrSource(current_source, "_modules"), name)))
+
+
+def _member_source(source, root, path: str):
+    """The source of the module/parameter/buffer at dotted ``path`` below ``root``."""
+    if not path:
+        return source
+    *modules, last = path.split(".")
+    owner = root
+    for name in modules:
+        source = ItemSource(AttrSource(source, "_modules"), name)
+        owner = owner.__dict__["_modules"][name]
+    for table in ("_modules", "_parameters", "_buffers"):
+        if last in owner.__dict__[table]:
+            return ItemSource(AttrSource(source, table), last)
+    raise Unsupported(f"cannot locate {path!r} in the module tree")
 
 
 class PythonModuleVariable(ObjectVariable):
