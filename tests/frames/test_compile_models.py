@@ -107,3 +107,20 @@ def test_module_idioms_compile_to_one_graph(backend):
     model.extra = nn.Linear(4, 4)  # the module tree changed: modules()/parameters() differ
     assert_equal_values(compiled(x, cfg), model(x, cfg))
     assert dl.stats().recompiles == 1
+
+
+def test_compiled_functions_and_modules_called_from_compiled_code_are_inlined(backend):
+    @dl.compile(backend=backend)
+    def inner(x):
+        return x.relu() * 2
+
+    layer = nn.Linear(3, 3)
+    compiled_layer = dl.compile(layer, backend=backend)
+
+    def outer(x):
+        return inner(x) + compiled_layer(x)
+
+    x = dl.randn(2, 3)
+    report = dl.explain(outer, backend=backend)(x)
+    assert report.graph_count == 1 and report.graph_break_count == 0
+    assert_equal_values(dl.compile(outer, backend=backend, fullgraph=True)(x), outer(x))

@@ -117,7 +117,13 @@ def _wrap_object(tx, value, source) -> VariableTracker:
 
 def _object_variable(tx, value, source) -> VariableTracker:
     from ...nn.module import Module
-    from ..api import is_disabled
+    from ..api import CompiledModule, is_disabled
+
+    # Something dl.compile returned, called from compiled code: trace what it wraps.
+    if isinstance(value, CompiledModule):
+        return wrap(tx, value._orig_mod, AttrSource(source, "_orig_mod") if source else None)
+    if callable(value) and hasattr(value, "_dynamo_lite_config") and hasattr(value, "__wrapped__"):
+        return wrap(tx, value.__wrapped__, AttrSource(source, "__wrapped__") if source else None)
 
     if isinstance(value, Module):
         return NNModuleVariable(value, source)
