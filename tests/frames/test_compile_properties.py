@@ -7,9 +7,22 @@ from hypothesis import given, settings, strategies as st
 import dynamo_lite as dl
 from tests.helpers import assert_equal_values, compiled_backends
 
+LOG: list = []
+
+
+def _helper_with_break(t):
+    LOG.append(t.shape)  # a side effect on a list from outside the frame
+    if t.sum() > 0:  # a data-dependent branch inside an inlined call
+        return t * 0.5
+    return t + 0.25
+
+
 # Each step maps (current tensor, other input) -> new tensor; all shape-preserving so any
 # sequence composes. Some steps break the graph (print, item) on purpose.
 STEPS = {
+    "helper_break": lambda t, o: _helper_with_break(t) - o,
+    "squares_gen": lambda t, o: sum(v * v for v in (t, o)),
+    "stack_unbind": lambda t, o: dl.stack(list(t.unbind(0)), dim=0),
     "add": lambda t, o: t + o,
     "mul_scalar": lambda t, o: t * 1.5,
     "rsub": lambda t, o: 2 - t,
@@ -51,8 +64,13 @@ def test_random_programs_match_eager(steps, rows, cols, seed, backend):
     x = dl.from_numpy(rng.standard_normal((rows, cols)).astype(np.float32))
     y = dl.from_numpy(rng.standard_normal((rows, cols)).astype(np.float32))
     program = build_program(steps)
+    LOG.clear()
     expected = program(x.clone(), y)
+    expected_log = list(LOG)
+    LOG.clear()
     compiled = dl.compile(program, backend=backend)
     for _ in range(2):  # the second call runs from the cache
         assert_equal_values(compiled(x.clone(), y), expected, rtol=1e-4, atol=1e-5)
+        assert LOG == expected_log
+        LOG.clear()
     assert dl.stats().fallbacks == (), "every frame and resume function is compiled"
