@@ -35,13 +35,34 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
 
     The frame is captured up to its return or up to its first graph break; after a
     break the transformed code runs the unsupported instruction eagerly and calls a
-    resume function for the rest. Raises ``Unsupported`` (with the user's file and line)
-    when nothing useful can be captured; the dispatcher then runs the frame eagerly.
+    resume function for the rest. When nothing useful can be captured the entry runs
+    the frame eagerly, guarded by what the translation read before it gave up (a call
+    that differs there is translated again). With ``fullgraph=True`` the ``Unsupported``
+    is raised instead, except for errors of the user's program (a shape mismatch ...),
+    which the eager run raises as they are.
     """
+    output = OutputGraph()
+    try:
+        return _convert(request, output)
+    except Unsupported as exc:
+        if request.config.fullgraph and not getattr(exc, "user_error", False):
+            raise
+        exc.located(request.code.co_filename, request.code.co_firstlineno)
+        guards = _compile_guards(output, request)
+        info = {"fallback_reason": str(exc), "break_reasons": [_break_reason(exc)], "guards": output.guards.text()}
+        return CacheEntry(guards.check, None, guards.describe_failure, request.config, info)
+
+
+def _compile_guards(output, request):
+    # Factories in the graph (dl.zeros ...) use the default dtype: it is an input too.
+    output.guards.add(_DefaultDtypeSource(), ID_MATCH, DEFAULT_DTYPE.value)
+    return compile_guards(output.guards, request.names, request.f_globals)
+
+
+def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
     started = time.perf_counter()
     code = request.code
     resume_functions = resume_functions_of(request.hook) if request.hook is not None else ResumeFunctions()
-    output = OutputGraph()
     tx = InstructionTranslator(code, request.f_globals, {}, output, allow_breaks=not request.config.fullgraph)
     free = set(code.co_freevars)
     for name, value in zip(request.names, request.values):
@@ -82,8 +103,7 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
                           reason.filename, reason.lineno, reason.hint) from exc
     run = builder.build_function(request.f_globals)
 
-    output.guards.add(_DefaultDtypeSource(), ID_MATCH, DEFAULT_DTYPE.value)
-    compiled_guards = compile_guards(output.guards, request.names, request.f_globals)
+    compiled_guards = _compile_guards(output, request)
     info = {
         "graphs": graphs,
         "guards": output.guards.text(),

@@ -107,7 +107,9 @@ class OutputGraph:
             raise
         except Exception as exc:
             # The same call raises in eager mode: let the eager run raise it for real.
-            raise Unsupported(f"{description} raised {type(exc).__name__}: {exc}") from exc
+            unsupported = Unsupported(f"{description} raised {type(exc).__name__}: {exc}")
+            unsupported.user_error = True
+            raise unsupported from exc
         finally:
             TRACING.tracer = previous
 

@@ -221,3 +221,21 @@ def test_function_returning_none_after_inplace_work_is_compiled():
     assert dl.compile(f, backend="eager", fullgraph=True)(x) is None
     assert_equal_values(x, expected)
     assert dl.stats().fallbacks == ()
+
+
+def test_an_eager_fallback_is_guarded_and_other_inputs_still_compile():
+    def f(x):
+        return (x @ x).relu()
+
+    compiled = dl.compile(f, backend="eager", fullgraph=True)
+    bad = dl.randn(2, 3)
+    with pytest.raises(RuntimeError) as compiled_error:  # the user's error, not dl.Unsupported
+        compiled(bad)
+    with pytest.raises(RuntimeError) as eager_error:
+        f(bad)
+    assert str(compiled_error.value) == str(eager_error.value)
+    good = dl.randn(3, 3)
+    assert_equal_values(compiled(good), f(good))
+    stats = dl.stats()
+    assert stats.frames_compiled == 1 and len(stats.fallbacks) == 1
+    assert "x.shape[0]: expected 2, got 3" in str(stats.guard_failures[-1])
