@@ -64,8 +64,14 @@ class BreakPlan:
 
     # -- what stays alive ------------------------------------------------------------------
     def live_variables(self) -> list:
-        """Stack and local variables the code after the break can still use."""
-        return [v for v in self.snapshot.stack if not isinstance(v, NullVariable)] + list(self.locals.values())
+        """Stack values and the locals that code after the break may still read."""
+        targets = {"eager": [self.original_index + 1], "resume": [self.original_index]}.get(self.mode)
+        if targets is None:  # a branch continues at either target
+            taken = self.tx.index_of_offset[self.instruction.argval]
+            targets = [self.original_index + 1, self.resume.original_position(self.tx.code, taken)[1]]
+        live = set().union(*(live_locals(self.original_code, t) for t in targets))
+        stack = [v for v in self.snapshot.stack if not isinstance(v, NullVariable)]
+        return stack + [v for name, v in self.locals.items() if name in live]
 
     def _local_names(self, resume_index: int) -> tuple:
         live = live_locals(self.original_code, resume_index)
