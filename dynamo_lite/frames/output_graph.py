@@ -11,7 +11,7 @@ from ..tensor.tensor import Tensor
 from . import guards as G
 from .errors import Unsupported
 from .guards import GuardSet
-from .proxy import ProxyTensor
+from .proxy import DataDependent, ProxyTensor
 from .side_effects import SideEffects
 
 
@@ -103,6 +103,9 @@ class OutputGraph:
         TRACING.tracer = self
         try:
             yield
+        except DataDependent as exc:
+            raise Unsupported(f"{description}() needs the value of a traced tensor (data-dependent)",
+                              hint=exc.hint) from None
         except Unsupported:
             raise
         except Exception as exc:

@@ -6,6 +6,13 @@ from ..tensor.tensor import Tensor
 from .errors import Unsupported
 
 
+DATA_HINT = "keep data-dependent Python (item(), tolist(), bool(), printing tensors) out of the hot path"
+
+
+class DataDependent(Unsupported):
+    """Library code needed the data of a traced tensor, which does not exist yet."""
+
+
 class ProxyTensor(Tensor):
     """A Tensor with geometry but no storage; ops on it are recorded, not run.
 
@@ -43,8 +50,7 @@ class ProxyTensor(Tensor):
         pass
 
     def _array(self):
-        raise Unsupported("an operation needs the value of a traced tensor (data-dependent)",
-                          hint="keep data-dependent Python (item(), bool(), print of tensors) out of the compiled region")
+        raise DataDependent("an operation needs the value of a traced tensor (data-dependent)", hint=DATA_HINT)
 
     def untyped_storage(self):
         raise Unsupported("untyped_storage() of a traced tensor")
