@@ -40,15 +40,24 @@ class OutputGraph:
         self.side_effects = SideEffects()
         self.objects: dict = {}  # id(mutable object) -> its variable, so mutations are shared
         self._rebinds: list = []  # (proxy, previous node) for in-place ops, undone on rollback
+        self._nodes: list = []  # every node in creation order (placeholders are not appended last)
+
+    def _created(self, node):
+        self._nodes.append(node)
+        return node
 
     # -- graph breaks -----------------------------------------------------------------------
     def checkpoint(self) -> tuple:
-        return (len(self.graph.nodes), len(self.side_effects), len(self._rebinds), len(self.input_variables))
+        return (len(self._nodes), len(self.side_effects), len(self._rebinds), len(self.input_variables))
+
+    def nodes_since(self, checkpoint: tuple) -> list:
+        return self._nodes[checkpoint[0]:]
 
     def rollback(self, checkpoint: tuple) -> None:
         """Undo everything recorded after ``checkpoint`` (the instruction that broke)."""
         n_nodes, n_effects, n_rebinds, n_inputs = checkpoint
-        erased = list(self.graph.nodes)[n_nodes:]
+        erased = self._nodes[n_nodes:]
+        del self._nodes[n_nodes:]
         for node in reversed(erased):
             self.graph.erase_node(node)
         self.side_effects.truncate(n_effects)
@@ -71,7 +80,7 @@ class OutputGraph:
             return known
         meta = TensorMeta.of(tensor)
         if is_input and source is not None:
-            node = self.graph.placeholder(_identifier(source.name()))
+            node = self._created(self.graph.placeholder(_identifier(source.name())))
             self.guards.add(source, G.TENSOR_MATCH, G.tensor_key(tensor))
             self.example_inputs.append(tensor)
             variable = TensorVariable(ProxyTensor.create(node, meta), source)
@@ -79,7 +88,7 @@ class OutputGraph:
         else:
             name = self._attribute_name(source.name() if source is not None else "constant")
             self.attributes[name] = tensor
-            node = self.graph.get_attr(name)
+            node = self._created(self.graph.get_attr(name))
             if source is not None:
                 self.guards.add(source, G.ID_MATCH, tensor)
             variable = TensorVariable(ProxyTensor.create(node, meta), source)
@@ -121,7 +130,7 @@ class OutputGraph:
         node_args = self._to_nodes(args)
         node_kwargs = self._to_nodes(kwargs)
         meta = op.meta(*_to_metas(args), **_to_metas(kwargs))
-        node = self.graph.call_function(op, tuple(node_args), dict(node_kwargs))
+        node = self._created(self.graph.call_function(op, tuple(node_args), dict(node_kwargs)))
         if "inplace" in op.tags:
             target = args[0]
             node.meta["val"] = meta
@@ -140,7 +149,7 @@ class OutputGraph:
             items = []
             for i, item in enumerate(meta):
                 if isinstance(item, TensorMeta):
-                    element = self.graph.call_function(operator.getitem, (node, i), {})
+                    element = self._created(self.graph.call_function(operator.getitem, (node, i), {}))
                     items.append(ProxyTensor.create(element, item))
                 else:
                     items.append(item)

@@ -183,10 +183,9 @@ class InstructionTranslator:
         """
         checkpoint = self.output.checkpoint()
         child.run()
-        n_nodes, n_effects, n_rebinds, _ = checkpoint
-        new_nodes = list(self.output.graph.nodes)[n_nodes:]
+        new_nodes = self.output.nodes_since(checkpoint)
         impure = any("inplace" in getattr(node.target, "tags", ()) for node in new_nodes)
-        if impure or len(self.output.side_effects) != n_effects:
+        if impure or len(self.output.side_effects) != checkpoint[1]:
             raise self.unsupported(f"a generator ({child.code.co_name}) with side effects, consumed lazily")
         from .variables.containers import IteratorVariable
 

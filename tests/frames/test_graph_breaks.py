@@ -340,3 +340,21 @@ def test_breaks_inside_a_loop_and_methods_of_library_objects(capsys):
     assert capsys.readouterr().out == "012" * 4
     assert dl.stats().fallbacks == ()
     _no_new_compiles(compiled, x)
+
+
+def _reads_then_prints(items):
+    t = items[0] + 1  # a new graph input, created while the call is being inlined
+    print("inside")
+    return t
+
+
+def test_a_break_undoes_the_inputs_and_nodes_of_the_failed_call(capsys):
+    def f(x, items):
+        y = x * 2
+        z = _reads_then_prints(items)
+        return y + z
+
+    x, items = dl.ones(3), [dl.arange(3.0)]
+    compiled = assert_same(f, x, items)
+    assert dl.stats().fallbacks == ()
+    _no_new_compiles(compiled, x, items)
