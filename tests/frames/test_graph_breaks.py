@@ -358,3 +358,15 @@ def test_a_break_undoes_the_inputs_and_nodes_of_the_failed_call(capsys):
     compiled = assert_same(f, x, items)
     assert dl.stats().fallbacks == ()
     _no_new_compiles(compiled, x, items)
+
+
+def test_graph_breaks_log_names_the_user_stack(caplog):
+    def f(x):
+        return _reads_then_prints([x]) * 2
+
+    with caplog.at_level("INFO", logger="dynamo_lite.graph_breaks"):
+        dl.compile(f, backend="eager")(dl.ones(2))
+    records = [r.getMessage() for r in caplog.records if r.name == "dynamo_lite.graph_breaks"]
+    first = next(m for m in records if "graph break in" in m and "f" in m.split(":")[0])
+    assert "print() has a side effect" in first
+    assert f"called from f at {__file__}" in first
