@@ -1,4 +1,7 @@
-"""CPython 3.11–3.13 bytecode differences the frame hook needs, as tables filtered by ``opcode.opmap``.
+"""CPython 3.11–3.13 bytecode differences, as tables read off the running interpreter.
+
+The frame hook's tables come first, the symbolic translator's after them (calling
+convention, loop exits, conditional jumps, instructions a graph break can run eagerly).
 
 Every choice here is made once, at import, from what the running interpreter's opcode
 table holds; callers never look at ``sys.version_info``. Pseudo-instructions (numbered
