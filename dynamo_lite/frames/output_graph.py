@@ -16,6 +16,8 @@ from .side_effects import SideEffects
 
 
 def _identifier(text: str) -> str:
+    """A readable node name for a source: ``self._modules['0'].weight`` -> ``self_0_weight``."""
+    text = re.sub(r"\._(modules|parameters|buffers)\[", "[", text)
     name = re.sub(r"\W+", "_", text).strip("_")
     return name if name and not name[0].isdigit() else f"v_{name}"
 
