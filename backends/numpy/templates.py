@@ -120,7 +120,7 @@ TEMPLATES = {
     "div": Template(_ufunc("true_divide"), quiet=True),
     "neg": Template(_ufunc("negative")),
     "abs": Template(_ufunc("absolute")),
-    "square": Template(_ufunc("square")),
+    "square": Template(_ufunc("square"), quiet=True),
     "exp": Template(_ufunc("exp"), quiet=True),
     "log": Template(_ufunc("log"), quiet=True),
     "log1p": Template(_ufunc("log1p"), quiet=True),

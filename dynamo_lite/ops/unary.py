@@ -225,7 +225,7 @@ UNARY_OPS = {
     "abs": (_no_bool("\"abs_cpu\" not implemented for 'Bool'", NotImplementedError),
             _ufunc_kernel(np.absolute, False), True),
     "sign": (same_dtype_meta, sign_kernel, True),
-    "square": (square_meta, _ufunc_kernel(np.square, False), True),
+    "square": (square_meta, _ufunc_kernel(np.square), True),  # may overflow: quiet, like torch
     "exp": (float_unary_meta, _ufunc_kernel(np.exp), True),
     "log": (float_unary_meta, _ufunc_kernel(np.log), True),
     "log1p": (float_unary_meta, _ufunc_kernel(np.log1p), True),
