@@ -43,14 +43,18 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
     """
     output = OutputGraph()
     try:
-        return _convert(request, output)
+        entry = _convert(request, output)
     except Unsupported as exc:
         if request.config.fullgraph and not getattr(exc, "user_error", False):
             raise
         exc.located(request.code.co_filename, request.code.co_firstlineno)
         guards = _compile_guards(output, request)
         info = {"fallback_reason": str(exc), "break_reasons": [_break_reason(exc)], "guards": output.guards.text()}
-        return CacheEntry(guards.check, None, guards.describe_failure, request.config, info)
+        entry = CacheEntry(guards.check, None, guards.describe_failure, request.config, info)
+    observe = getattr(request.config.backend, "observe_translation", None)
+    if observe is not None:  # dl.explain's backend records every translation
+        observe(request, entry)
+    return entry
 
 
 def _compile_guards(output, request):

@@ -1,12 +1,11 @@
 """dl.explain: compile a call once, in isolation, and report graphs, breaks and guards."""
 from __future__ import annotations
 
+import copy
 import linecache
-import types
 from dataclasses import dataclass, field
 
 from .context import CompileConfig
-from .errors import Unsupported
 
 
 @dataclass
@@ -80,43 +79,34 @@ class ExplainOutput:
         return "\n".join(lines)
 
 
-class _Recorder:
-    """Wraps the translator to keep every entry and every reason a frame was not captured."""
+class ExplainBackend:
+    """The backend of an explain run: compiles with the chosen backend and is told of
+    every translation (``convert_frame`` calls ``observe_translation``). Being a fresh
+    object, it also makes the run's compile config unlike any other, so its cache
+    entries are never shared with ``dl.compile``'s and can be removed afterwards."""
 
-    def __init__(self, out: ExplainOutput):
-        self.out = out
+    def __init__(self, compiler, out: ExplainOutput):
+        self.compiler, self.out = compiler, out
 
-    def __call__(self, request):
-        from .convert import convert_frame
+    def __call__(self, gm, example_inputs):
+        return self.compiler(gm, example_inputs)
 
-        try:
-            entry = convert_frame(request)
-        except Unsupported as exc:
-            exc.located(request.code.co_filename, request.code.co_firstlineno)
-            self.out.break_reasons.append(BreakReason(exc.reason, exc.filename, exc.lineno, exc.hint))
-            raise
+    def observe_translation(self, request, entry) -> None:
         info = entry.info
         self.out.graphs.extend(info.get("graphs", ()))
         self.out.break_reasons.extend(info.get("break_reasons", ()))
         self.out.guards.append(info.get("guards", ""))
-        self.out.bytecode_diffs.append(info.get("bytecode_diff", ""))
+        if info.get("bytecode_diff"):
+            self.out.bytecode_diffs.append(info["bytecode_diff"])
         self.out.compile_times.append(info.get("compile_time_s", 0.0))
-        return entry
-
-
-def _fresh_copy(fn):
-    """A new function object over ``fn``'s original code, so explaining never touches the
-    caches of ``dl.compile``'d code."""
-    from .hook import original_code
-
-    copy = types.FunctionType(original_code(fn.__code__), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    copy.__kwdefaults__ = fn.__kwdefaults__
-    copy.__qualname__ = fn.__qualname__
-    return copy
 
 
 def explain(fn, *, backend="eager"):
     """Run ``fn`` once under the compiler and report what it captured.
+
+    The call goes through the same frame hook as ``dl.compile`` (so functions it
+    instrumented earlier are compiled here too), under a configuration of its own whose
+    cache entries are dropped afterwards; ``dl.stats()`` is left as it was.
 
     Args:
         fn: a function, bound method or ``dl.nn.Module``.
@@ -133,26 +123,24 @@ def explain(fn, *, backend="eager"):
         >>> print(report.graph_count, report.break_reasons)
     """
     from ..backends.registry import resolve_backend
-    from ..nn.module import Module
-    from .hook import FrameHook
+    from .api import _compile, default_hook
 
     def run(*args, **kwargs) -> ExplainOutput:
         out = ExplainOutput()
-        hook = FrameHook(translate=_Recorder(out))
         compiler, name = resolve_backend(backend)
-        config = CompileConfig(compiler, name)
-        if isinstance(fn, Module):
-            target, call_args = _fresh_copy(type(fn).forward), (fn, *args)
-        elif isinstance(fn, types.MethodType):
-            target, call_args = _fresh_copy(fn.__func__), (fn.__self__, *args)
-        else:
-            target, call_args = _fresh_copy(fn), args
-        hook.instrument(target)
+        config = CompileConfig(ExplainBackend(compiler, out), f"explain({name})")
+        hook = default_hook
+        saved_stats = copy.deepcopy(hook.stats.__dict__)
         try:
-            with hook.activate(config):
-                out.result = target(*call_args, **kwargs)
+            out.result = _compile(fn, config, hook)(*args, **kwargs)
         finally:
-            hook.reset()
+            internal = [r for r in hook.stats.fallbacks if r not in saved_stats["fallbacks"]
+                        and r.reason.startswith("internal compiler error")]
+            out.break_reasons.extend(BreakReason(r.reason, r.filename, r.lineno) for r in internal)
+            with hook._lock:
+                for cache in list(hook._caches.values()):
+                    cache.entries = tuple(e for e in cache.entries if e.config is not config)
+                hook.stats.__dict__.update(saved_stats)
         return out
 
     return run

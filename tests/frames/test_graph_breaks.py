@@ -370,3 +370,17 @@ def test_graph_breaks_log_names_the_user_stack(caplog):
     first = next(m for m in records if "graph break in" in m and "f" in m.split(":")[0])
     assert "print() has a side effect" in first
     assert f"called from f at {__file__}" in first
+
+
+def test_explain_compiles_callees_instrumented_earlier_and_leaves_stats_alone(capsys):
+    def f(x):
+        return helper_with_print(x + 1) * 3
+
+    x = dl.randn(3)
+    dl.compile(f, backend="eager")(x)  # the break inside instruments helper_with_print
+    before = dl.stats()
+    report = dl.explain(f)(x)
+    assert dl.stats() == before
+    assert report.graph_count == 4  # f up to the call, the helper's two halves, f after it
+    assert report.graph_break_count == 2
+    assert_equal_values(report.result, f(x))
