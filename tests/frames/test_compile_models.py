@@ -124,3 +124,23 @@ def test_compiled_functions_and_modules_called_from_compiled_code_are_inlined(ba
     report = dl.explain(outer, backend=backend)(x)
     assert report.graph_count == 1 and report.graph_break_count == 0
     assert_equal_values(dl.compile(outer, backend=backend, fullgraph=True)(x), outer(x))
+
+
+def test_an_in_place_parameter_update_step_matches_eager(backend):
+    def make():
+        dl.manual_seed(0)
+        return nn.Linear(4, 3)
+
+    def sgd_step(model, grads, lr):
+        for p, g in zip(model.parameters(), grads):
+            p.sub_(g * lr)
+        return sum(p.sum() for p in model.parameters())
+
+    eager_model, compiled_model = make(), make()
+    grads = [dl.ones(3, 4), dl.ones(3)]
+    compiled = dl.compile(sgd_step, backend=backend, fullgraph=True)
+    for _ in range(2):
+        assert_equal_values(compiled(compiled_model, grads, 0.1), sgd_step(eager_model, grads, 0.1))
+    assert_equal_values(compiled_model.weight, eager_model.weight)
+    assert compiled_model.weight._version == eager_model.weight._version
+    assert dl.stats().frames_compiled == 1
