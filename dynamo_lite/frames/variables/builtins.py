@@ -42,10 +42,6 @@ def _isinstance(tx, obj, classes):
     return ConstantVariable(issubclass(obj.python_type(), cls))
 
 
-def _iterable_items(tx, value):
-    return value.unpack(tx)
-
-
 def _tuple(tx, value=None):
     return TupleVariable([] if value is None else value.unpack(tx))
 
