@@ -58,8 +58,5 @@ class ProxyTensor(Tensor):
     def data_ptr(self) -> int:
         raise Unsupported("data_ptr() of a traced tensor")
 
-    def meta(self) -> TensorMeta:
-        return TensorMeta(self._sizes, self._dtype, self._strides, self._meta_device, self._offset)
-
     def __repr__(self) -> str:
         return f"ProxyTensor({self.node.name}, shape={list(self._sizes)}, dtype={self._dtype.name})"

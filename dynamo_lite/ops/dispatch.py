@@ -5,11 +5,9 @@ import threading
 
 import numpy as np
 
-from ..tensor.device import array_module
+from ..tensor.device import CPU, array_module
 from ..tensor.meta import TensorMeta
-from ..tensor.storage import Storage
 from ..tensor.tensor import Tensor, empty_like_meta
-from .meta_rules import contiguous_strides
 
 
 def _map(fn, value):
@@ -21,12 +19,6 @@ def _map(fn, value):
     if isinstance(value, dict):
         return {k: _map(fn, v) for k, v in value.items()}
     return value
-
-
-def _devices(args, kwargs):
-    found = []
-    _map(lambda t: found.append(t._device) if t._device not in found else None, (args, kwargs))
-    return found
 
 
 def check_same_device(devices) -> None:
@@ -58,7 +50,7 @@ def dispatch(op, args, kwargs):
 
     NOTE: [dispatch fast path] Eager overhead per op is a few microseconds, so arguments
     are scanned once with a flat loop (tensors nested in lists/dicts, as in ``cat``, take
-    the general ``_map`` path) and CPU outputs are allocated directly as typed arrays.
+    the general ``_map`` path); ``empty_strided`` builds CPU outputs with their arrays.
     """
     tracer = TRACING.tracer
     if tracer is not None:
@@ -71,11 +63,11 @@ def dispatch(op, args, kwargs):
             dev = a._device
             if not devices or (dev is not devices[0] and dev not in devices):
                 devices.append(dev)
-            meta_args.append(_meta_of(a))
+            meta_args.append(TensorMeta.of(a))
         elif isinstance(a, _CONTAINERS):
             flat = False
             _map(lambda t: _note_device(devices, t._device), a)
-            meta_args.append(_map(_meta_of, a))
+            meta_args.append(_map(TensorMeta.of, a))
         else:
             meta_args.append(a)
     if kwargs:
@@ -83,7 +75,7 @@ def dispatch(op, args, kwargs):
             if isinstance(v, (Tensor, *_CONTAINERS)):
                 flat = False
                 _map(lambda t: _note_device(devices, t._device), v)
-        meta_kwargs = kwargs if flat else _map(_meta_of, kwargs)
+        meta_kwargs = kwargs if flat else _map(TensorMeta.of, kwargs)
     else:
         meta_kwargs = kwargs
     if len(devices) > 1:
@@ -93,7 +85,7 @@ def dispatch(op, args, kwargs):
         base = args[0]
         sizes, strides, offset = op.view((base._sizes, base._strides, base._offset), *args[1:], **kwargs)
         return base._view(sizes, strides, offset)
-    device = devices[0] if devices else (getattr(out_meta, "device", None) or _cpu())
+    device = devices[0] if devices else (getattr(out_meta, "device", None) or CPU)
     xp = np if device.type == "cpu" else array_module(device)
     if flat:
         arrays = [a._array() if isinstance(a, Tensor) else a for a in args]
@@ -107,7 +99,7 @@ def dispatch(op, args, kwargs):
         target._bump_version()
         return target
     if type(out_meta) is TensorMeta:
-        output = _allocate_cpu(out_meta) if out_meta._device.type == "cpu" else empty_like_meta(out_meta)
+        output = empty_like_meta(out_meta)
         arr = output._array()
         result = op.kernel(xp, *arrays, out=arr, **array_kwargs)
         if result is not arr:
@@ -121,60 +113,17 @@ def dispatch(op, args, kwargs):
 _CONTAINERS = (tuple, list, dict)
 
 
-def _meta_of(tensor) -> TensorMeta:
-    """A TensorMeta of a tensor's geometry (its fields are already normalized tuples)."""
-    meta = object.__new__(TensorMeta)
-    meta._sizes = tensor._sizes
-    meta._strides = tensor._strides
-    meta._offset = tensor._offset
-    meta._dtype = tensor._dtype
-    meta._device = tensor._device
-    return meta
-
-
 def _note_device(devices, dev) -> None:
     if dev not in devices:
         devices.append(dev)
 
 
-def _cpu():
-    from ..tensor.device import CPU
-
-    return CPU
-
-
 def _allocate(meta):
     if isinstance(meta, TensorMeta):
-        if meta._device.type == "cpu":
-            return _allocate_cpu(meta)
         return empty_like_meta(meta)
     if isinstance(meta, (tuple, list)):
         return type(meta)(_allocate(m) for m in meta)
     return None
-
-
-def _allocate_cpu(meta) -> Tensor:
-    """A CPU tensor for ``meta`` whose array view is built once, here (the hot eager path)."""
-    sizes, strides, dt = meta._sizes, meta._strides, meta._dtype
-    itemsize = dt.itemsize
-    numel = 1
-    extent = 1
-    for size, stride in zip(sizes, strides):
-        numel *= size
-        extent += (size - 1) * stride
-    if numel == 0:
-        return empty_like_meta(meta)
-    if extent == numel and strides == contiguous_strides(sizes):
-        array = np.empty(sizes, dtype=dt.numpy)
-        tensor = Tensor._make(Storage(array.reshape(-1).view(np.uint8), meta._device), sizes, strides, 0, dt)
-        tensor._array_cache = array
-        return tensor
-    buffer = np.empty(extent * itemsize, dtype=np.uint8)
-    tensor = Tensor._make(Storage(buffer, meta._device), sizes, strides, 0, dt)
-    tensor._array_cache = np.ndarray(
-        sizes, dt.numpy, buffer=buffer, strides=tuple(s * itemsize for s in strides)
-    )
-    return tensor
 
 
 def _store(outputs, result, meta):

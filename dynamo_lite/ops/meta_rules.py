@@ -6,7 +6,6 @@ scalars may appear among the operands and are skipped where geometry is concerne
 """
 from __future__ import annotations
 
-from functools import lru_cache
 
 from ..tensor import layout
 from ..tensor.dtype import (
@@ -33,20 +32,12 @@ def is_tensor(value) -> bool:
     return isinstance(value, TensorProperties)
 
 
-@lru_cache(maxsize=1024)
-def contiguous_strides(shape: tuple) -> tuple:
-    return layout.contiguous_strides(shape)
+contiguous_strides = layout.contiguous_strides
 
 
 def make_meta(shape, dtype, strides=None, device=None) -> TensorMeta:
     """A TensorMeta from already-normalized geometry (shape and strides as int tuples)."""
-    meta = object.__new__(TensorMeta)
-    meta._sizes = shape
-    meta._strides = contiguous_strides(shape) if strides is None else strides
-    meta._dtype = dtype
-    meta._device = device
-    meta._offset = 0
-    return meta
+    return TensorMeta.from_geometry(shape, contiguous_strides(shape) if strides is None else strides, dtype, device)
 
 
 def common_device(tensors):

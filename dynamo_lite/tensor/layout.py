@@ -1,6 +1,7 @@
 """Shape and stride arithmetic shared by tensors, TensorMetas, view rules and meta rules."""
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Sequence
 
@@ -38,6 +39,12 @@ def prod(values) -> int:
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple:
+    """Row-major strides of ``shape`` (cached: every op's meta rule asks for them)."""
+    return _contiguous_strides(tuple(shape))
+
+
+@functools.lru_cache(maxsize=1024)
+def _contiguous_strides(shape: tuple) -> tuple:
     strides = []
     acc = 1
     for size in reversed(shape):

@@ -27,9 +27,21 @@ class TensorMeta(TensorProperties):
         self._offset = storage_offset
 
     @classmethod
+    def from_geometry(cls, sizes: tuple, strides: tuple, dtype, device, storage_offset: int = 0) -> "TensorMeta":
+        """A TensorMeta from geometry that is already normalized (int tuples, a device).
+
+        The hot paths (eager dispatch, meta rules) build one per op, so this skips the
+        checks and conversions of ``__init__``.
+        """
+        meta = object.__new__(cls)
+        meta._sizes, meta._strides, meta._offset = sizes, strides, storage_offset
+        meta._dtype, meta._device = dtype, device
+        return meta
+
+    @classmethod
     def of(cls, tensor) -> "TensorMeta":
         """The meta of a real Tensor (or a copy of another TensorMeta)."""
-        return cls(tensor._sizes, tensor._dtype, tensor._strides, tensor._device, tensor._offset)
+        return cls.from_geometry(tensor._sizes, tensor._strides, tensor._dtype, tensor._device, tensor._offset)
 
     def key(self) -> tuple:
         """Everything that decides an op's output meta, for guards and caches."""

@@ -5,6 +5,7 @@ import numpy as np
 
 from . import layout
 from .device import CPU, array_module, as_device
+from .device import device as Device
 from .dtype import dtype as DType
 from .properties import TensorProperties
 from .storage import Storage
@@ -134,11 +135,32 @@ def strided_array(storage: Storage, sizes, strides, offset: int, dt: DType):
 
 
 def empty_strided(sizes, strides, dtype: DType, device=CPU) -> Tensor:
-    """Allocate a tensor with the given geometry over fresh storage."""
-    sizes, strides = tuple(sizes), tuple(strides)
-    extent = 1 + sum((s - 1) * st for s, st in zip(sizes, strides)) if layout.prod(sizes) else 0
-    storage = Storage.allocate(extent * dtype.itemsize, as_device(device))
-    return Tensor._make(storage, sizes, strides, 0, dtype)
+    """Allocate a tensor with the given geometry over fresh storage.
+
+    Every eager op's output comes from here, so on CPU the array window is built once,
+    with the buffer, and cached on the tensor.
+    """
+    if type(sizes) is not tuple or type(strides) is not tuple:
+        sizes, strides = tuple(sizes), tuple(strides)
+    numel, extent = 1, 1
+    for size, stride in zip(sizes, strides):
+        numel *= size
+        extent += (size - 1) * stride
+    if type(device) is not Device:
+        device = as_device(device)
+    if numel == 0 or device.type != "cpu":
+        storage = Storage.allocate(extent * dtype.itemsize if numel else 0, device)
+        return Tensor._make(storage, sizes, strides, 0, dtype)
+    if extent == numel and strides == layout.contiguous_strides(sizes):
+        array = np.empty(sizes, dtype.numpy)
+        buffer = array.reshape(-1).view(np.uint8)
+    else:
+        itemsize = dtype.itemsize
+        buffer = np.empty(extent * itemsize, np.uint8)
+        array = np.ndarray(sizes, dtype.numpy, buffer, 0, tuple(s * itemsize for s in strides))
+    tensor = Tensor._make(Storage(buffer, device), sizes, strides, 0, dtype)
+    tensor._array_cache = array
+    return tensor
 
 
 def empty_like_meta(meta) -> Tensor:
