@@ -30,7 +30,7 @@ class Guard:
         return (self.source.expr(), self.kind)
 
     def text(self) -> str:
-        return _TEXT[self.kind](self.source.name(), self.expected)
+        return _KINDS[self.kind].text(self.source.name(), self.expected)
 
 
 def tensor_key(t) -> tuple:
@@ -52,18 +52,6 @@ def describe_object(obj) -> str:
     return f"<{type(obj).__name__} at {id(obj):#x}>"
 
 
-_TEXT = {
-    TYPE_MATCH: lambda name, t: f"type({name}) is {t.__qualname__}",
-    ID_MATCH: lambda name, obj: f"{name} is {describe_object(obj)}",
-    CONSTANT_MATCH: lambda name, v: f"{name} == {v!r}",
-    TENSOR_MATCH: lambda name, k: (
-        f"{name}: Tensor dtype={k[1].name} device={k[2]}{'' if k[3] is None else ':' + str(k[3])} "
-        f"shape={list(k[4])} stride={list(k[5])}"
-    ),
-    LENGTH_MATCH: lambda name, n: f"len({name}) == {n}",
-    DICT_KEYS: lambda name, keys: f"list({name}.keys()) == {list(keys)!r}",
-    ID_MATCH_SOURCE: lambda name, other: f"{name} is {other.name()}",
-}
 
 
 class GuardSet:
@@ -101,7 +89,7 @@ def compile_guards(guards: GuardSet, names: tuple, f_globals: dict) -> CompiledG
     constants: dict = {}
     clauses = []
     for guard in guards:
-        clauses.append(_clause(guard, constants))
+        clauses.append(_KINDS[guard.kind].code(guard.source.expr(), guard.expected, lambda v: _constant_name(constants, v)))
         constants.update(guard.source.constants())
         if isinstance(guard.expected, Source):
             constants.update(guard.expected.constants())
@@ -126,13 +114,10 @@ def compile_guards(guards: GuardSet, names: tuple, f_globals: dict) -> CompiledG
                 actual = eval(guard.source.expr(), namespace, local_ns)
             except Exception as exc:
                 return f"{guard.source.name()}: could not be read ({type(exc).__name__}: {exc})"
-            if guard.kind == ID_MATCH_SOURCE:
-                other = eval(guard.expected.expr(), namespace, local_ns)
-                words = None if actual is other else (
-                    f"{guard.source.name()}: expected the same object as {guard.expected.name()} (aliased when compiled)"
-                )
-            else:
-                words = _explain(guard, actual)
+            expected = guard.expected
+            if guard.kind == ID_MATCH_SOURCE:  # compared with another source's current value
+                expected = eval(expected.expr(), namespace, local_ns)
+            words = _KINDS[guard.kind].explain(guard.source.name(), actual, expected, guard.expected)
             if words is not None:
                 return words
         return None
@@ -146,49 +131,75 @@ def _constant_name(constants: dict, value) -> str:
     return name
 
 
-def _clause(guard: Guard, constants: dict) -> str:
-    e = guard.source.expr()
-    kind, expected = guard.kind, guard.expected
-    if kind == TYPE_MATCH:
-        return f"type({e}) is {_constant_name(constants, expected)}"
-    if kind == ID_MATCH:
-        return f"{e} is {_constant_name(constants, expected)}"
-    if kind == CONSTANT_MATCH:
-        return f"(type({e}) is {_constant_name(constants, type(expected))} and {e} == {_constant_name(constants, expected)})"
-    if kind == LENGTH_MATCH:
-        return f"len({e}) == {expected}"
-    if kind == ID_MATCH_SOURCE:
-        return f"{e} is {expected.expr()}"
-    if kind == DICT_KEYS:
-        return f"list({e}) == {_constant_name(constants, list(expected))}"
-    if kind == TENSOR_MATCH:
-        t, dtype, dev_type, dev_index, sizes, strides = expected
-        tname = _constant_name(constants, t)
-        dname = _constant_name(constants, dtype)
-        dev = f"{e}._storage.device.type == {dev_type!r}"
-        if dev_index is not None:
-            dev = f"({e}._storage.device.type, {e}._storage.device.index) == ({dev_type!r}, {dev_index})"
-        return f"(type({e}) is {tname} and {e}._dtype is {dname} and {e}._sizes == {sizes!r} and {e}._strides == {strides!r} and {dev})"
-    raise ValueError(f"unknown guard kind {kind}")
+def _tensor_code(e: str, expected, const) -> str:
+    t, dtype, dev_type, dev_index, sizes, strides = expected
+    dev = f"{e}._storage.device.type == {dev_type!r}"
+    if dev_index is not None:
+        dev = f"({e}._storage.device.type, {e}._storage.device.index) == ({dev_type!r}, {dev_index})"
+    return (f"(type({e}) is {const(t)} and {e}._dtype is {const(dtype)} and {e}._sizes == {sizes!r} "
+            f"and {e}._strides == {strides!r} and {dev})")
 
 
-def _explain(guard: Guard, actual) -> str | None:
-    """Words for a failing guard, or None if it holds for ``actual``."""
-    name, kind, expected = guard.source.name(), guard.kind, guard.expected
-    if kind == TYPE_MATCH:
-        return None if type(actual) is expected else f"type({name}): expected {expected.__qualname__}, got {type(actual).__qualname__}"
-    if kind == ID_MATCH:
-        return None if actual is expected else f"{name}: expected the same object as when compiled ({type(expected).__name__} at {id(expected):#x}), got {type(actual).__name__} at {id(actual):#x}"
-    if kind == CONSTANT_MATCH:
-        same = type(actual) is type(expected) and actual == expected
-        return None if same else f"{name}: expected {expected!r}, got {actual!r}"
-    if kind == LENGTH_MATCH:
-        return None if len(actual) == expected else f"len({name}): expected {expected}, got {len(actual)}"
-    if kind == DICT_KEYS:
-        return None if list(actual) == list(expected) else f"{name}.keys(): expected {list(expected)!r}, got {list(actual)!r}"
-    if kind == TENSOR_MATCH:
-        return _explain_tensor(name, actual, expected)
-    return None
+def _unless(holds: bool, words: str) -> str | None:
+    return None if holds else words
+
+
+@dataclass(frozen=True)
+class GuardKind:
+    """How one kind of guard is checked (``code``: a Python expression over the source's
+    expression ``e``, with ``const(value)`` naming a constant), shown to people (``text``)
+    and explained when it fails (``explain(name, actual, expected, recorded)``)."""
+
+    code: object
+    text: object
+    explain: object
+
+
+_KINDS = {
+    TYPE_MATCH: GuardKind(
+        lambda e, t, const: f"type({e}) is {const(t)}",
+        lambda name, t: f"type({name}) is {t.__qualname__}",
+        lambda name, actual, t, _: _unless(
+            type(actual) is t, f"type({name}): expected {t.__qualname__}, got {type(actual).__qualname__}"),
+    ),
+    ID_MATCH: GuardKind(
+        lambda e, obj, const: f"{e} is {const(obj)}",
+        lambda name, obj: f"{name} is {describe_object(obj)}",
+        lambda name, actual, obj, _: _unless(actual is obj, (
+            f"{name}: expected the same object as when compiled ({type(obj).__name__} at {id(obj):#x}), "
+            f"got {type(actual).__name__} at {id(actual):#x}")),
+    ),
+    CONSTANT_MATCH: GuardKind(
+        lambda e, v, const: f"(type({e}) is {const(type(v))} and {e} == {const(v)})",
+        lambda name, v: f"{name} == {v!r}",
+        lambda name, actual, v, _: _unless(
+            type(actual) is type(v) and actual == v, f"{name}: expected {v!r}, got {actual!r}"),
+    ),
+    TENSOR_MATCH: GuardKind(
+        _tensor_code,
+        lambda name, k: (
+            f"{name}: Tensor dtype={k[1].name} device={k[2]}{'' if k[3] is None else ':' + str(k[3])} "
+            f"shape={list(k[4])} stride={list(k[5])}"),
+        lambda name, actual, key, _: _explain_tensor(name, actual, key),
+    ),
+    LENGTH_MATCH: GuardKind(
+        lambda e, n, const: f"len({e}) == {n}",
+        lambda name, n: f"len({name}) == {n}",
+        lambda name, actual, n, _: _unless(len(actual) == n, f"len({name}): expected {n}, got {len(actual)}"),
+    ),
+    DICT_KEYS: GuardKind(
+        lambda e, keys, const: f"list({e}) == {const(list(keys))}",
+        lambda name, keys: f"list({name}.keys()) == {list(keys)!r}",
+        lambda name, actual, keys, _: _unless(
+            list(actual) == list(keys), f"{name}.keys(): expected {list(keys)!r}, got {list(actual)!r}"),
+    ),
+    ID_MATCH_SOURCE: GuardKind(
+        lambda e, other, const: f"{e} is {other.expr()}",
+        lambda name, other: f"{name} is {other.name()}",
+        lambda name, actual, other_value, other: _unless(
+            actual is other_value, f"{name}: expected the same object as {other.name()} (aliased when compiled)"),
+    ),
+}
 
 
 def _explain_tensor(name: str, t, expected) -> str | None:

@@ -8,6 +8,7 @@ import numpy as np
 from ..tensor.device import CPU, array_module
 from ..tensor.meta import TensorMeta
 from ..tensor.tensor import Tensor, empty_like_meta
+from .meta_rules import device_mismatch
 
 
 def _map(fn, value):
@@ -23,10 +24,7 @@ def _map(fn, value):
 
 def check_same_device(devices) -> None:
     if len(devices) > 1:
-        a, b = devices[0], devices[1]
-        raise RuntimeError(
-            f"Expected all tensors to be on the same device, but found at least two devices, {b} and {a}!"
-        )
+        raise device_mismatch(devices[1], devices[0])
 
 
 class TracingState(threading.local):

@@ -40,16 +40,20 @@ def make_meta(shape, dtype, strides=None, device=None) -> TensorMeta:
     return TensorMeta.from_geometry(shape, contiguous_strides(shape) if strides is None else strides, dtype, device)
 
 
+def device_mismatch(first, second) -> RuntimeError:
+    """The error torch raises when one op mixes tensors of two devices."""
+    return RuntimeError(
+        f"Expected all tensors to be on the same device, but found at least two devices, {first} and {second}!"
+    )
+
+
 def common_device(tensors):
     """The device all ``tensors`` live on; RuntimeError in torch's words if they differ."""
     device = tensors[0]._device
     for t in tensors:
         other = t._device
         if other is not device and other != device:
-            raise RuntimeError(
-                "Expected all tensors to be on the same device, but found at least two devices, "
-                f"{device} and {other}!"
-            )
+            raise device_mismatch(device, other)
     return device
 
 
