@@ -81,14 +81,14 @@ def wrap(tx, value, source) -> VariableTracker:
             return [wrap(tx, v, ItemSource(source, i)) for i, v in enumerate(value)]
 
         return _remember(tx, value, ListVariable((), source, realize=realize))
-    if type(value) in (tuple, list) or isinstance(value, tuple):
+    if type(value) is list or isinstance(value, tuple):
         _guard(tx, source, G.TYPE_MATCH, type(value))
         _guard(tx, source, G.LENGTH_MATCH, len(value))
         items = [wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)]
-        if isinstance(value, list):
+        if type(value) is list:
             return _remember(tx, value, ListVariable(items, source))
-        if type(value) is not tuple:
-            return ConstantVariable(value, source) if all(i.is_python_constant() for i in items) else TupleVariable(items, source)
+        if type(value) is not tuple and all(i.is_python_constant() for i in items):
+            return ConstantVariable(value, source)  # a tuple subclass of constants keeps its type
         return TupleVariable(items, source)
     if type(value) is dict:
         if not all(isinstance(k, (str, int)) for k in value):

@@ -5,6 +5,7 @@ import inspect
 import types
 
 from ..errors import Unsupported
+from ..guards import LENGTH_MATCH
 from ..sources import AttrSource, ItemSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
 from .functions import UserMethodVariable
@@ -116,13 +117,9 @@ class NNModuleVariable(ObjectVariable):
         cls = type(self.value)
         from ...nn.module import Module
 
-        call_impl = cls.__call__
-        if call_impl is Module.__call__:
-            forward = _static_attr(self.value, "forward")
-            if isinstance(forward, types.FunctionType) and "forward" not in self.value.__dict__:
-                return UserMethodVariable(forward, self).call(tx, args, kwargs)
+        if cls.__call__ is Module.__call__:  # Module.__call__ only calls forward: inline that
             return self.var_getattr(tx, "forward").call(tx, args, kwargs)
-        return UserMethodVariable(call_impl, self).call(tx, args, kwargs)
+        return UserMethodVariable(cls.__call__, self).call(tx, args, kwargs)
 
     def unpack(self, tx) -> list:
         from .builder import wrap
@@ -130,14 +127,14 @@ class NNModuleVariable(ObjectVariable):
         module = self.value
         modules = module.__dict__.get("_modules", {})
         if hasattr(module, "__iter__") and modules:
-            tx.output.guards.add(self.source, "LENGTH_MATCH", len(module)) if self.source is not None else None
-            items = list(module)
-            return [wrap(tx, m, ItemSource(self.source, i) if self.source is not None else None) for i, m in enumerate(items)]
+            self.length(tx)  # guards the length
+            return [wrap(tx, m, ItemSource(self.source, i) if self.source is not None else None)
+                    for i, m in enumerate(module)]
         raise Unsupported(f"iterating over {type(module).__name__}")
 
     def length(self, tx) -> int:
         if self.source is not None:
-            tx.output.guards.add(self.source, "LENGTH_MATCH", len(self.value))
+            tx.output.guards.add(self.source, LENGTH_MATCH, len(self.value))
         return len(self.value)
 
     def getitem(self, tx, key: VariableTracker) -> VariableTracker:
