@@ -21,15 +21,6 @@ from .variables.builder import wrap
 from .variables.tensor import TensorVariable
 
 
-def resume_functions_of(hook) -> ResumeFunctions:
-    """The hook's cache of resume functions (made on first use, cleared by ``dl.reset``)."""
-    functions = getattr(hook, "resume_functions", None)
-    if functions is None:
-        functions = hook.resume_functions = ResumeFunctions()
-        hook.add_reset_callback(functions.clear)
-    return functions
-
-
 def convert_frame(request: FrameRequest) -> CacheEntry:
     """Trace ``request``'s frame symbolically and build the entry that replaces it.
 
@@ -66,7 +57,7 @@ def _compile_guards(output, request):
 def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
     started = time.perf_counter()
     code = request.code
-    resume_functions = resume_functions_of(request.hook) if request.hook is not None else ResumeFunctions()
+    resume_functions = request.hook.resume_functions if request.hook is not None else ResumeFunctions()
     tx = InstructionTranslator(code, request.f_globals, {}, output, allow_breaks=not request.config.fullgraph)
     free = set(code.co_freevars)
     for name, value in zip(request.names, request.values):

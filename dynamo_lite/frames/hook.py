@@ -38,6 +38,7 @@ from .cache import CacheEntry, CodeCache, fallback_entry
 from .context import Activation, CompileConfig, FrameRequest, FrameState, Suspension
 from .errors import Unsupported
 from .logs import bytecode_log, graph_breaks_log, log, recompiles_log
+from .resume import ResumeFunctions
 from .stats import CompileStats, FallbackRecord, GuardFailureRecord
 
 
@@ -168,6 +169,7 @@ class FrameHook:
         self._installed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> CodeCache
         self._disabled: dict[int, types.CodeType] = {}
         self._reset_callbacks: list[Callable[[], None]] = []
+        self.resume_functions = ResumeFunctions()  # graph breaks' continuations (frames/resume.py)
 
     # ----------------------------------------------------------------- instrumentation
     def instrument(self, fn) -> bool:
@@ -378,6 +380,7 @@ class FrameHook:
                 cache.clear()  # codes still instrumented elsewhere start from an empty cache
             self._caches.clear()
             self._failed.clear()
+            self.resume_functions.clear()
             self.stats.reset()
             self.generation += 1
 
