@@ -60,21 +60,30 @@ class BreakPlan:
         else:  # resuming right here would only repeat this translation
             raise Unsupported(f"{reason.reason} (the frame runs eagerly: nothing before it to compile)",
                               reason.filename, reason.lineno, reason.hint)
+        # Original instruction indices the code after the break continues at.
+        if self.mode == "branch":
+            taken = tx.index_of_offset[self.instruction.argval]
+            self.jump_target = resume_functions.original_position(tx.code, taken)[1]
+            self.targets = [self.original_index + 1, self.jump_target]
+        else:
+            self.targets = [self.original_index + (self.mode == "eager")]
+        self._live: dict = {}  # resume index -> names read from there on
         self.resume_diffs: list = []
 
     # -- what stays alive ------------------------------------------------------------------
     def live_variables(self) -> list:
         """Stack values and the locals that code after the break may still read."""
-        targets = {"eager": [self.original_index + 1], "resume": [self.original_index]}.get(self.mode)
-        if targets is None:  # a branch continues at either target
-            taken = self.tx.index_of_offset[self.instruction.argval]
-            targets = [self.original_index + 1, self.resume.original_position(self.tx.code, taken)[1]]
-        live = set().union(*(live_locals(self.original_code, t) for t in targets))
+        live = set().union(*(self._live_at(t) for t in self.targets))
         stack = [v for v in self.snapshot.stack if not isinstance(v, NullVariable)]
         return stack + [v for name, v in self.locals.items() if name in live]
 
+    def _live_at(self, resume_index: int) -> set:
+        if resume_index not in self._live:
+            self._live[resume_index] = live_locals(self.original_code, resume_index)
+        return self._live[resume_index]
+
     def _local_names(self, resume_index: int) -> tuple:
-        live = live_locals(self.original_code, resume_index)
+        live = self._live_at(resume_index)
         return tuple(name for name in self.locals if name in live)
 
     def _resume_function(self, resume_index: int, layout: tuple):
@@ -112,8 +121,7 @@ class BreakPlan:
         cg.emit("RETURN_VALUE")
 
     def _original(self, index: int) -> Instr:
-        instr = self.original_instructions[index].copy()
-        return instr
+        return self.original_instructions[index].copy()
 
     def _emit_eager(self, cg, hook) -> None:
         pops, pushes = V.EAGER_STACK_EFFECTS[self.instruction.opname](self.instruction.arg or 0)
@@ -143,16 +151,14 @@ class BreakPlan:
         cg.instructions.append(jump)
         self._call_resume(cg, hook, self.original_index + 1, below, 0)
         cg.instructions.append(taken)
-        target = self.tx.index_of_offset[self.instruction.argval]
-        _, target_index = self.resume.original_position(self.tx.code, target)
         if mode == "keep_if_jump":  # the jump kept the tested value on the stack
             cg.store_fast(f"{TEMP_PREFIX}0")
-            self._call_resume(cg, hook, target_index, below, 1)
+            self._call_resume(cg, hook, self.jump_target, below, 1)
         else:
-            self._call_resume(cg, hook, target_index, below, 0)
+            self._call_resume(cg, hook, self.jump_target, below, 0)
 
     def _emit_resume(self, cg, hook) -> None:
-        self._call_resume(cg, hook, self.original_index, self.snapshot.stack, 0)
+        self._call_resume(cg, hook, self.targets[0], self.snapshot.stack, 0)
 
 
 def log_break(code, reason) -> None:

@@ -3,20 +3,18 @@ from __future__ import annotations
 
 import dis
 
+from .compat import UNCONDITIONAL_JUMPS
+from .resume import indexed_instructions
+
 _READS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_DEREF", "LOAD_CLOSURE",
           "DELETE_FAST", "LOAD_FAST_LOAD_FAST")
 _STOPS = ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE")
 
 
-def live_locals(code, start: int, instructions=None) -> set:
+def live_locals(code, start: int) -> set:
     """Names read by any instruction reachable from index ``start`` (an over-approximation:
     a name counts even if it is written before being read)."""
-    from .translator import _instructions
-
-    if instructions is None:
-        instructions, index_of_offset = _instructions(code)
-    else:
-        index_of_offset = {ins.offset: i for i, ins in enumerate(instructions)}
+    instructions, index_of_offset = indexed_instructions(code)
     handlers = [(e.start, e.end, e.target) for e in dis.Bytecode(code).exception_entries]
     seen, pending, names = set(), [start], set()
     while pending:
@@ -36,7 +34,7 @@ def live_locals(code, start: int, instructions=None) -> set:
         if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
             if isinstance(ins.argval, int) and ins.argval in index_of_offset:
                 pending.append(index_of_offset[ins.argval])
-            if ins.opname.startswith(("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE")) or ins.opname == "JUMP":
+            if ins.opname in UNCONDITIONAL_JUMPS:
                 continue
         if ins.opname not in _STOPS:
             pending.append(index + 1)

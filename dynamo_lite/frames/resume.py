@@ -28,9 +28,25 @@ def real_instructions(bc: Bytecode) -> list:
     return [item for item in bc if isinstance(item, Instr)]
 
 
+def indexed_instructions(code) -> tuple:
+    """``dis`` instructions without EXTENDED_ARG/CACHE, and offset -> index (a jump
+    aimed at an EXTENDED_ARG lands on the instruction it extends)."""
+    instructions, index_of_offset, pending = [], {}, []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("EXTENDED_ARG", "CACHE"):
+            pending.append(ins.offset)
+            continue
+        for offset in pending:
+            index_of_offset[offset] = len(instructions)
+        pending.clear()
+        index_of_offset[ins.offset] = len(instructions)
+        instructions.append(ins)
+    return instructions, index_of_offset
+
+
 def dis_instructions(code) -> list:
     """``dis`` instructions matching ``real_instructions`` one to one."""
-    return [ins for ins in dis.get_instructions(code) if ins.opname not in ("EXTENDED_ARG", "CACHE")]
+    return indexed_instructions(code)[0]
 
 
 class ResumeFunctions:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from . import compat as V
 from .errors import Unsupported
 from .handlers import load_all
+from .resume import indexed_instructions
 from .sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource
 from .variables.base import NULL, CellVariable, VariableTracker
 from .variables.containers import DictVariable, TupleVariable
@@ -35,7 +36,7 @@ class InstructionTranslator:
         self.parent = parent
         self.depth = 0 if parent is None else parent.depth + 1
         self.globals_source = globals_source  # None: the compiled frame's own globals
-        self.instructions, self.index_of_offset = _instructions(code)
+        self.instructions, self.index_of_offset = indexed_instructions(code)
         self.guarded_indices = _try_block_indices(code, self.instructions, self.index_of_offset)
         self.stack: list = []
         self.pc = 0
@@ -221,22 +222,6 @@ class GraphBreak(Exception):
         super().__init__(str(reason))
         self.reason = reason
         self.snapshot = snapshot
-
-
-def _instructions(code) -> tuple:
-    """``dis`` instructions without EXTENDED_ARG/CACHE, and offset -> index (a jump
-    aimed at an EXTENDED_ARG lands on the instruction it extends)."""
-    instructions, index_of_offset, pending = [], {}, []
-    for ins in dis.get_instructions(code):
-        if ins.opname in ("EXTENDED_ARG", "CACHE"):
-            pending.append(ins.offset)
-            continue
-        for offset in pending:
-            index_of_offset[offset] = len(instructions)
-        pending.clear()
-        index_of_offset[ins.offset] = len(instructions)
-        instructions.append(ins)
-    return instructions, index_of_offset
 
 
 def _wrap_constant(value) -> VariableTracker:
