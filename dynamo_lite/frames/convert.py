@@ -107,8 +107,8 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
         "transformed_code": run.__code__,
         "compile_time_s": time.perf_counter() - started,
         "break_reasons": break_reasons,
-        "bytecode_diff": debug.bytecode_diff(code, run.__code__),
-        "resume_diffs": [debug.resume_diff(resume_functions, fn) for fn in (plan.resume_diffs if plan else ())],
+        # (code of a resume function, where it comes from): their diffs are made on demand.
+        "resume_codes": [(c, resume_functions.origins[c]) for c in (plan.resume_codes if plan else ())],
     }
     debug.report(request, info)
     return CacheEntry(compiled_guards.check, run, compiled_guards.describe_failure, request.config, info)

@@ -36,8 +36,21 @@ def _strip_addresses(lines: list) -> list:
     return [re.sub(r" at 0x[0-9a-f]+", "", line) for line in lines]
 
 
+def with_diffs(info: dict) -> dict:
+    """Add the bytecode diffs of a translation to its ``info`` (made only when someone
+    reads them: debug mode, the bytecode log, dl.explain) and return it."""
+    if "bytecode_diff" not in info and "transformed_code" in info:
+        info["bytecode_diff"] = bytecode_diff(info["original_code"], info["transformed_code"])
+        info["resume_diffs"] = [
+            {"name": code.co_name, "offset": origin.offset, "diff": bytecode_diff(origin.code, code)}
+            for code, origin in info.get("resume_codes", ())
+        ]
+    return info
+
+
 def render(info: dict, name: str) -> str:
     """The debug report of one translation: bytecode diff, graphs, guards."""
+    with_diffs(info)
     parts = [f"==== dynamo_lite: compiled frame {name} ====", "---- bytecode diff ----", info["bytecode_diff"]]
     for extra in info.get("resume_diffs", ()):
         parts += [f"---- resume function {extra['name']} (original offset {extra['offset']}) ----", extra["diff"]]
@@ -57,15 +70,9 @@ def report(request, info: dict) -> None:
     if request.config.debug:
         print(render(info, name), file=sys.stderr)
     if bytecode_log.isEnabledFor(10):
-        bytecode_log.debug("bytecode of %s:\n%s", name, info["bytecode_diff"])
+        bytecode_log.debug("bytecode of %s:\n%s", name, with_diffs(info)["bytecode_diff"])
     if graph_log.isEnabledFor(10):
         for gm in info.get("graphs", ()):
             graph_log.debug("graph of %s:\n%s", name, gm.print_readable(print_output=False))
     if guards_log.isEnabledFor(10):
         guards_log.debug("guards of %s:\n%s", name, info.get("guards", ""))
-
-
-def resume_diff(resume_functions, code) -> dict:
-    """The bytecode diff of a resume function's code against the code it continues."""
-    origin = resume_functions.origins[code]
-    return {"name": code.co_name, "offset": origin.offset, "diff": bytecode_diff(origin.code, code)}

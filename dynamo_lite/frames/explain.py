@@ -5,6 +5,7 @@ import copy
 import linecache
 from dataclasses import dataclass, field
 
+from . import debug
 from .context import CompileConfig
 
 
@@ -92,7 +93,7 @@ class ExplainBackend:
         return self.compiler(gm, example_inputs)
 
     def observe_translation(self, request, entry) -> None:
-        info = entry.info
+        info = debug.with_diffs(entry.info)
         self.out.graphs.extend(info.get("graphs", ()))
         self.out.break_reasons.extend(info.get("break_reasons", ()))
         self.out.guards.append(info.get("guards", ""))

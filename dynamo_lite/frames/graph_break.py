@@ -68,7 +68,7 @@ class BreakPlan:
         else:
             self.targets = [self.original_index + (self.mode == "eager")]
         self._live: dict = {}  # resume index -> names read from there on
-        self.resume_diffs: list = []
+        self.resume_codes: list = []
 
     # -- what stays alive ------------------------------------------------------------------
     def live_variables(self) -> list:
@@ -100,7 +100,7 @@ class BreakPlan:
         ``results`` values stored in temporaries, then the live locals; return its value."""
         layout = _layout(below) + ("value",) * results
         fn, names = self._resume_function(resume_index, layout)
-        self.resume_diffs.append(original_code(fn.__code__))  # without the hook's prologue
+        self.resume_codes.append(original_code(fn.__code__))  # without the hook's prologue
         if hook is not None:
             hook.instrument(fn)
 
