@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dynamo_lite.tensor.layout import prod
+
 # Indices stay 32-bit below this: the headroom keeps ``i += blockDim.x * gridDim.x`` of a
 # grid-stride loop from overflowing (grids are capped far below 2**27 threads).
 INT32_LIMIT = 2**31 - 2**27
@@ -39,10 +41,7 @@ class Space:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for s in self.sizes:
-            n *= s
-        return n
+        return prod(self.sizes)
 
     def index_type(self) -> str:
         """``int`` when every index and offset fits in 32 bits (cheaper division), else ``long long``."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from dynamo_lite.graph.node import Node, map_arg
 from dynamo_lite.ops.registry import Op
+from dynamo_lite.tensor.layout import prod
 from dynamo_lite.tensor.meta import TensorMeta
 from dynamo_lite.tensor.tensor import Tensor
 
@@ -75,10 +76,7 @@ class Value:
 
     @property
     def numel(self) -> int:
-        n = 1
-        for s in self.sizes:
-            n *= s
-        return n
+        return prod(self.sizes)
 
 
 def analyze(graph, attributes: dict, inputs: list, scratch_nodes: set) -> dict:
