@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import builtins
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..tensor.dtype import DEFAULT as DEFAULT_DTYPE
 from .sources import Source
@@ -81,7 +81,6 @@ class CompiledGuards:
     check: object
     describe_failure: object
     source_code: str
-    constants: dict = field(default_factory=dict)
 
 
 def compile_guards(guards: GuardSet, names: tuple, f_globals: dict) -> CompiledGuards:
@@ -122,7 +121,7 @@ def compile_guards(guards: GuardSet, names: tuple, f_globals: dict) -> CompiledG
                 return words
         return None
 
-    return CompiledGuards(check, describe_failure, source, constants)
+    return CompiledGuards(check, describe_failure, source)
 
 
 def _constant_name(constants: dict, value) -> str:
