@@ -14,7 +14,7 @@ from .graph_break import BreakPlan, log_break
 from .guards import ID_MATCH, compile_guards
 from .output_graph import OutputGraph
 from .resume import ResumeFunctions
-from .sources import LocalSource
+from .sources import AttrSource, ConstSource, LocalSource
 from .translator import GraphBreak, InstructionTranslator
 from .variables.base import CellVariable
 from .variables.builder import wrap
@@ -48,9 +48,13 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
     return entry
 
 
+#: Where factories in a graph (dl.zeros ...) take their dtype from.
+DEFAULT_DTYPE_SOURCE = AttrSource(ConstSource(DEFAULT_DTYPE, "dynamo_lite.tensor.dtype.DEFAULT"), "value")
+
+
 def _compile_guards(output, request):
     # Factories in the graph (dl.zeros ...) use the default dtype: it is an input too.
-    output.guards.add(_DefaultDtypeSource(), ID_MATCH, DEFAULT_DTYPE.value)
+    output.guards.add(DEFAULT_DTYPE_SOURCE, ID_MATCH, DEFAULT_DTYPE.value)
     return compile_guards(output.guards, request.names, request.f_globals)
 
 
@@ -147,16 +151,3 @@ def _break_reason(reason: Unsupported):
     from .explain import BreakReason
 
     return BreakReason(reason.reason, reason.filename, reason.lineno, reason.hint)
-
-
-class _DefaultDtypeSource(LocalSource):
-    """The default dtype, which factories inside the graph depend on."""
-
-    def __init__(self):
-        super().__init__("__dl_default_dtype")
-
-    def expr(self) -> str:
-        return "__dl_DEFAULT_DTYPE.value"
-
-    def name(self) -> str:
-        return "dl.get_default_dtype()"

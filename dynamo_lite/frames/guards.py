@@ -5,7 +5,6 @@ import builtins
 import types
 from dataclasses import dataclass
 
-from ..tensor.dtype import DEFAULT as DEFAULT_DTYPE
 from .sources import Source
 
 # Guard kinds, in the order a person reads them.
@@ -102,7 +101,7 @@ def compile_guards(guards: GuardSet, names: tuple, f_globals: dict) -> CompiledG
         "    except Exception:\n"
         "        return False\n"
     )
-    namespace = {"__dl_G": f_globals, "__dl_B": builtins.__dict__, "__dl_DEFAULT_DTYPE": DEFAULT_DTYPE, **constants}
+    namespace = {"__dl_G": f_globals, "__dl_B": builtins.__dict__, **constants}
     exec(compile(source, "<dynamo_lite guards>", "exec"), namespace)
     check = namespace["check"]
 

@@ -110,14 +110,19 @@ class ItemSource(Source):
 @dataclass(eq=False)
 class ConstSource(Source):
     """A fixed object the translator already knows (e.g. the globals of a method found on
-    a guarded class): reloaded as a constant."""
+    a guarded class, the holder of the default dtype): reloaded as a constant.
+
+    ``label`` is how people read it (default: what it is)."""
 
     value: object
+    label: str | None = None
 
     def expr(self) -> str:
         return f"__dl_K{id(self.value)}"
 
     def name(self) -> str:
+        if self.label is not None:
+            return self.label
         if isinstance(self.value, dict) and "__name__" in self.value:
             return f"<globals of {self.value['__name__']}>"
         return f"<{type(self.value).__name__} constant>"
