@@ -10,6 +10,7 @@ from . import compat
 from .errors import Unsupported
 
 GRAPH_OUT = "__dl_graph_out"
+_NO_ARG = object()  # emit()'s "instruction without an argument" (None is a valid constant)
 
 
 class TransformedCodeBuilder:
@@ -23,8 +24,8 @@ class TransformedCodeBuilder:
         self.graph_output_index: dict = {}  # graph node -> index in the graph's output tuple
         self.lineno = original.co_firstlineno
 
-    def emit(self, name: str, arg=None) -> None:
-        if arg is None:
+    def emit(self, name: str, arg=_NO_ARG) -> None:
+        if arg is _NO_ARG:
             self.instructions.append(Instr(name, lineno=self.lineno))
         else:
             self.instructions.append(Instr(name, arg, lineno=self.lineno))
@@ -43,8 +44,7 @@ class TransformedCodeBuilder:
         self.instructions.append(compat.load_attr(name))
 
     def load_const(self, value) -> None:
-        # Not through emit(): None is a constant here, not "no argument".
-        self.instructions.append(Instr("LOAD_CONST", value, lineno=self.lineno))
+        self.emit("LOAD_CONST", value)
 
     def binary_subscr(self) -> None:
         self.emit("BINARY_SUBSCR")
