@@ -74,10 +74,6 @@ class ContainerReplace:
         cg.emit("POP_TOP")
 
 
-def _extend(target: list, items: list) -> None:
-    target.extend(items)
-
-
 @dataclass
 class ContainerExtend:
     """Items appended to a list from outside the frame whose contents were never read."""
@@ -95,7 +91,7 @@ class ContainerExtend:
                 item.reconstruct(cg)
             cg.build(list, len(self.added))
 
-        cg.call_const(_extend, emit_args, 2)
+        cg.call_const(list.extend, emit_args, 2)
         cg.emit("POP_TOP")
 
 
