@@ -87,7 +87,7 @@ class CodeCache:
     def lookup(self, config: CompileConfig, values: tuple) -> CacheEntry | None:
         """The most recent entry made under ``config`` whose guard accepts ``values``."""
         for entry in self.entries:
-            if (entry.config is config or entry.config == config) and entry.guard(values):
+            if _same_config(entry, config) and entry.guard(values):
                 return entry
         return None
 
