@@ -261,10 +261,7 @@ class Module(StateDictMixin, ConversionMixin):
 
     def get_parameter(self, target: str) -> Parameter:
         """The Parameter at dotted path ``target`` (e.g. ``"layers.0.weight"``)."""
-        module_path, _, name = target.rpartition(".")
-        module = self.get_submodule(module_path)
-        if not hasattr(module, name):
-            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        module, name = self._owner_of(target)
         param = getattr(module, name)
         if not isinstance(param, Parameter):
             raise AttributeError(f"`{name}` is not an nn.Parameter")
@@ -272,13 +269,18 @@ class Module(StateDictMixin, ConversionMixin):
 
     def get_buffer(self, target: str) -> Tensor:
         """The buffer at dotted path ``target``."""
+        module, name = self._owner_of(target)
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(module, name)
+
+    def _owner_of(self, target: str) -> tuple:
+        """(module, attribute name) of the dotted path ``target``; AttributeError if absent."""
         module_path, _, name = target.rpartition(".")
         module = self.get_submodule(module_path)
         if not hasattr(module, name):
             raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
-        if name not in module._buffers:
-            raise AttributeError(f"`{name}` is not a buffer")
-        return getattr(module, name)
+        return module, name
 
     # -- modes -----------------------------------------------------------------------
     def train(self, mode: bool = True) -> "Module":
