@@ -115,14 +115,14 @@ def call_with_receiver(fn, arg_instrs: list[Instr], nargs: int, *, location=None
     return swap + list(arg_instrs) + call
 
 
-class _RealOpcodes:
-    """``name in _REAL_OPCODES``: a real (not pseudo) opcode of this interpreter."""
-
-    def __contains__(self, name) -> bool:
-        return has_opcode(name)
+def _available(names) -> tuple:
+    """The names among ``names`` that are real opcodes here."""
+    return tuple(name for name in names if has_opcode(name))
 
 
-_REAL_OPCODES = _RealOpcodes()
+def _available_rows(table: dict) -> dict:
+    """The rows of ``table`` (keyed by opcode name) whose opcode exists here."""
+    return {name: row for name, row in table.items() if has_opcode(name)}
 
 # ---------------------------------------------------------------------------------------
 # Tables of the symbolic translator (handlers/, graph_break.py).
@@ -149,9 +149,7 @@ LOAD_ATTR_METHOD_FLAG = LOAD_ATTR_HAS_METHOD_FLAG
 
 #: Conditional jumps, by name: (pops the value, jump when this is true of it).
 #: 3.11 spells them with FORWARD/BACKWARD; JUMP_IF_*_OR_POP keep the value when jumping.
-CONDITIONAL_JUMPS = {
-    name: spec
-    for name, spec in {
+CONDITIONAL_JUMPS = _available_rows({
         "POP_JUMP_IF_TRUE": ("pop", "truthy"),
         "POP_JUMP_IF_FALSE": ("pop", "falsy"),
         "POP_JUMP_IF_NONE": ("pop", "none"),
@@ -166,41 +164,26 @@ CONDITIONAL_JUMPS = {
         "POP_JUMP_BACKWARD_IF_NOT_NONE": ("pop", "not_none"),
         "JUMP_IF_TRUE_OR_POP": ("keep_if_jump", "truthy"),
         "JUMP_IF_FALSE_OR_POP": ("keep_if_jump", "falsy"),
-    }.items()
-    if has_opcode(name)
-}
+})
 
-UNCONDITIONAL_JUMPS = tuple(
-    name
-    for name in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP")
-    if name in _REAL_OPCODES
-)
+UNCONDITIONAL_JUMPS = _available(("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP"))
 
 #: Instructions that only set up a frame or do nothing observable to the translator.
-NO_OPS = tuple(
-    name for name in ("NOP", "RESUME", "CACHE", "EXTENDED_ARG", "MAKE_CELL", "COPY_FREE_VARS")
-    if name in _REAL_OPCODES
-)
+NO_OPS = _available(("NOP", "RESUME", "CACHE", "EXTENDED_ARG", "MAKE_CELL", "COPY_FREE_VARS"))
 
 #: CALL_INTRINSIC_1 operands (3.12+) the translator understands.
 INTRINSIC_1 = {3: "UNARY_POSITIVE", 6: "LIST_TO_TUPLE"}
 
 #: Names of 3.13's combined load/store instructions and their parts.
-SUPERINSTRUCTIONS = {
-    name: parts
-    for name, parts in {
+SUPERINSTRUCTIONS = _available_rows({
         "LOAD_FAST_LOAD_FAST": ("LOAD_FAST", "LOAD_FAST"),
         "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
         "STORE_FAST_LOAD_FAST": ("STORE_FAST", "LOAD_FAST"),
-    }.items()
-    if has_opcode(name)
-}
+})
 
 #: Instructions a graph break can run eagerly on their own inside transformed code:
 #: name -> (arg -> (values popped, values pushed)). Calls pop the NULL/self slot too.
-EAGER_STACK_EFFECTS = {
-    name: effect
-    for name, effect in {
+EAGER_STACK_EFFECTS = _available_rows({
         "CALL": lambda arg: (arg + 2, 1),
         "CALL_KW": lambda arg: (arg + 3, 1),
         "CALL_FUNCTION_EX": lambda arg: (3 + (arg & 1), 1),
@@ -220,12 +203,10 @@ EAGER_STACK_EFFECTS = {
         "FORMAT_VALUE": lambda arg: (1 + bool(arg & 0x04), 1),
         "GET_ITER": lambda arg: (1, 1),
         "UNPACK_SEQUENCE": lambda arg: (1, arg),
-    }.items()
-    if has_opcode(name)
-}
+})
 
 #: Instructions that only prepare the CALL that follows them (run together with it).
-CALL_COMPANIONS = tuple(name for name in ("KW_NAMES", "PRECALL") if name in _REAL_OPCODES)
+CALL_COMPANIONS = _available(("KW_NAMES", "PRECALL"))
 
 #: 3.13's conditional jumps need an exact bool: TO_BOOL converts the tested value first.
-BRANCH_NEEDS_TO_BOOL = "TO_BOOL" in _REAL_OPCODES
+BRANCH_NEEDS_TO_BOOL = has_opcode("TO_BOOL")
