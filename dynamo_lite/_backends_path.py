@@ -29,3 +29,6 @@ def locate_backends() -> None:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
+    # An import binds a submodule as an attribute of its parent; do the same, so that
+    # `dl.backends` works in a checkout as it does in an install.
+    setattr(sys.modules["dynamo_lite"], "backends", module)
