@@ -27,6 +27,7 @@ LSTM_BATCH, LSTM_INPUT, LSTM_HIDDEN = 64, 512, 512
 POINTWISE_SHAPE = (2048, 2048)  # 4M float32 elements
 ATTN_BATCH, ATTN_SEQ, ATTN_D_MODEL, ATTN_HEADS, ATTN_MLP_RATIO = 8, 128, 256, 4, 4
 CNN_BATCH, CNN_CHANNELS, CNN_SIZE, CNN_CLASSES = 32, 3, 32, 10
+GPT_VOCAB, GPT_BLOCK, GPT_EMBD, GPT_HEADS, GPT_LAYERS, GPT_BATCH = 65, 32, 64, 4, 2, 4
 TINY_N = 10
 
 MODEL_SEED = 0
@@ -193,6 +194,117 @@ def small_cnn_channels_last_inputs():
     return (x.contiguous(memory_format=dl.channels_last),)
 
 
+# -- GPT (the nanoGPT shape) ------------------------------------------------------
+class CausalSelfAttention(nn.Module):
+    """Multi-head self-attention where position ``t`` sees positions ``<= t`` (a ``tril`` mask buffer)."""
+
+    def __init__(self, n_embd: int, n_head: int, block_size: int, dropout: float = 0.0):
+        super().__init__()
+        self.n_head = n_head
+        self.n_embd = n_embd
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+        self.attn_dropout = nn.Dropout(dropout)
+        self.resid_dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", dl.tril(dl.ones(block_size, block_size)).view(1, 1, block_size, block_size))
+
+    def forward(self, x):
+        batch, seq, channels = x.size()
+        q, k, v = self.c_attn(x).split(self.n_embd, dim=2)
+        head_dim = channels // self.n_head
+        q = q.view(batch, seq, self.n_head, head_dim).transpose(1, 2)
+        k = k.view(batch, seq, self.n_head, head_dim).transpose(1, 2)
+        v = v.view(batch, seq, self.n_head, head_dim).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(head_dim))
+        att = att.masked_fill(self.mask[:, :, :seq, :seq] == 0, float("-inf"))
+        att = self.attn_dropout(F.softmax(att, dim=-1))
+        y = (att @ v).transpose(1, 2).contiguous().view(batch, seq, channels)
+        return self.resid_dropout(self.c_proj(y))
+
+
+class GPTMLP(nn.Module):
+    """The GPT feed-forward: Linear to 4x width, GELU, Linear back."""
+
+    def __init__(self, n_embd: int, dropout: float = 0.0):
+        super().__init__()
+        self.c_fc = nn.Linear(n_embd, 4 * n_embd)
+        self.gelu = nn.GELU()
+        self.c_proj = nn.Linear(4 * n_embd, n_embd)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
+
+
+class GPTBlock(nn.Module):
+    """Pre-LayerNorm transformer block: ``x + attn(ln_1(x))`` then ``x + mlp(ln_2(x))``."""
+
+    def __init__(self, n_embd: int, n_head: int, block_size: int, dropout: float = 0.0):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(n_embd)
+        self.attn = CausalSelfAttention(n_embd, n_head, block_size, dropout)
+        self.ln_2 = nn.LayerNorm(n_embd)
+        self.mlp = GPTMLP(n_embd, dropout)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    """A nanoGPT-shaped language model: ``forward(idx, targets=None) -> (logits, loss)``.
+
+    Token + position embeddings, ``n_layer`` causal blocks, a final LayerNorm and an LM
+    head whose weight is tied to the token embedding. ``logits`` covers every position
+    (``(batch, seq, vocab)``); ``loss`` is ``F.cross_entropy`` over them when ``targets``
+    (``(batch, seq)`` token ids) is given, else None.
+
+    Example:
+        >>> model = GPT(vocab_size=65, block_size=32, n_embd=64, n_head=4, n_layer=2)
+        >>> logits, loss = model(dl.randint(0, 65, (2, 8)))
+        >>> logits.shape, loss
+        (dl.Size([2, 8, 65]), None)
+    """
+
+    def __init__(self, vocab_size: int, block_size: int, n_embd: int, n_head: int, n_layer: int,
+                 dropout: float = 0.0):
+        super().__init__()
+        self.block_size = block_size
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(vocab_size, n_embd),
+            wpe=nn.Embedding(block_size, n_embd),
+            drop=nn.Dropout(dropout),
+            h=nn.ModuleList([GPTBlock(n_embd, n_head, block_size, dropout) for _ in range(n_layer)]),
+            ln_f=nn.LayerNorm(n_embd),
+        ))
+        self.lm_head = nn.Linear(n_embd, vocab_size, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight  # weight tying, as in GPT-2
+
+    def forward(self, idx, targets=None):
+        batch, seq = idx.size()
+        if seq > self.block_size:
+            raise ValueError(f"cannot forward a sequence of length {seq}, block size is only {self.block_size}")
+        pos = dl.arange(0, seq, dtype=dl.long, device=idx.device)
+        x = self.transformer.drop(self.transformer.wte(idx) + self.transformer.wpe(pos))
+        for block in self.transformer.h:
+            x = block(x)
+        logits = self.lm_head(self.transformer.ln_f(x))
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+        return logits, loss
+
+
+def make_gpt() -> nn.Module:
+    dl.manual_seed(MODEL_SEED)
+    return GPT(GPT_VOCAB, GPT_BLOCK, GPT_EMBD, GPT_HEADS, GPT_LAYERS)
+
+
+def gpt_inputs():
+    dl.manual_seed(INPUT_SEED)
+    return (dl.randint(0, GPT_VOCAB, (GPT_BATCH, GPT_BLOCK)),)
+
+
 def tiny_fn(x):
     return x + 1
 
@@ -221,6 +333,9 @@ WORKLOADS = {
                  rtol=1e-4, atol=1e-4),
         Workload("small_cnn_channels_last", make_small_cnn_channels_last, small_cnn_channels_last_inputs,
                  "small_cnn with channels_last weights and input", rtol=1e-4, atol=1e-4),
+        Workload("gpt", make_gpt, gpt_inputs,
+                 "nanoGPT-shaped LM: vocab 65, block 32, n_embd 64, 4 heads, 2 layers, batch 4",
+                 rtol=1e-4, atol=1e-4),
         Workload("tiny_fn", make_tiny_fn, tiny_fn_inputs, "x + 1 on 10 elements (call overhead)"),
     )
 }

@@ -185,6 +185,33 @@ def small_cnn(params, x):
     return linear(h.reshape(h.shape[0], -1), p["fc.weight"], p["fc.bias"])
 
 
+def gpt(params, idx, n_head: int = 4):
+    """The GPT workload's logits (every position) and ``None`` for the loss."""
+    p = params
+    batch, seq = idx.shape
+    x = p["transformer.wte.weight"][idx] + p["transformer.wpe.weight"][np.arange(seq)]
+    n_embd = x.shape[-1]
+    head_dim = n_embd // n_head
+    causal = np.tril(np.ones((seq, seq), dtype=bool))
+    layer = 0
+    while f"transformer.h.{layer}.ln_1.weight" in p:
+        block = {name[len(f"transformer.h.{layer}."):]: value for name, value in p.items()
+                 if name.startswith(f"transformer.h.{layer}.")}
+        h = layer_norm(x, (n_embd,), block["ln_1.weight"], block["ln_1.bias"])
+        qkv = linear(h, block["attn.c_attn.weight"], block["attn.c_attn.bias"])
+        q, k, v = (a.reshape(batch, seq, n_head, head_dim).transpose(0, 2, 1, 3) for a in np.split(qkv, 3, axis=-1))
+        scores = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1.0 / math.sqrt(head_dim))
+        scores = np.where(causal, scores, np.float32(-np.inf))
+        y = (softmax(scores, axis=-1) @ v).transpose(0, 2, 1, 3).reshape(batch, seq, n_embd)
+        x = x + linear(y, block["attn.c_proj.weight"], block["attn.c_proj.bias"])
+        h = layer_norm(x, (n_embd,), block["ln_2.weight"], block["ln_2.bias"])
+        x = x + linear(gelu(linear(h, block["mlp.c_fc.weight"], block["mlp.c_fc.bias"])),
+                       block["mlp.c_proj.weight"], block["mlp.c_proj.bias"])
+        layer += 1
+    x = layer_norm(x, (n_embd,), p["transformer.ln_f.weight"], p["transformer.ln_f.bias"])
+    return linear(x, p["lm_head.weight"]), None
+
+
 def tiny_fn(params, x):
     return x + 1
 
@@ -196,5 +223,6 @@ REFERENCES = {
     "attention_block": attention_block,
     "small_cnn": small_cnn,
     "small_cnn_channels_last": small_cnn,
+    "gpt": gpt,
     "tiny_fn": tiny_fn,
 }

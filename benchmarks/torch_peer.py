@@ -49,6 +49,28 @@ def small_cnn(p, x):
     return F.linear(x.flatten(1), p["fc.weight"], p["fc.bias"])
 
 
+def gpt(p, idx, n_head: int = 4):
+    batch, seq = idx.shape
+    x = F.embedding(idx, p["transformer.wte.weight"]) + p["transformer.wpe.weight"][:seq]
+    n_embd = x.shape[-1]
+    layer = 0
+    while f"transformer.h.{layer}.ln_1.weight" in p:
+        prefix = f"transformer.h.{layer}."
+        b = {name[len(prefix):]: value for name, value in p.items() if name.startswith(prefix)}
+        h = F.layer_norm(x, (n_embd,), b["ln_1.weight"], b["ln_1.bias"])
+        q, k, v = (t.view(batch, seq, n_head, -1).transpose(1, 2)
+                   for t in F.linear(h, b["attn.c_attn.weight"], b["attn.c_attn.bias"]).split(n_embd, dim=2))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = y.transpose(1, 2).reshape(batch, seq, n_embd)
+        x = x + F.linear(y, b["attn.c_proj.weight"], b["attn.c_proj.bias"])
+        h = F.layer_norm(x, (n_embd,), b["ln_2.weight"], b["ln_2.bias"])
+        x = x + F.linear(F.gelu(F.linear(h, b["mlp.c_fc.weight"], b["mlp.c_fc.bias"])),
+                         b["mlp.c_proj.weight"], b["mlp.c_proj.bias"])
+        layer += 1
+    x = F.layer_norm(x, (n_embd,), p["transformer.ln_f.weight"], p["transformer.ln_f.bias"])
+    return F.linear(x, p["lm_head.weight"]), None
+
+
 def tiny_fn(p, x):
     return x + 1
 
@@ -60,6 +82,7 @@ TORCH_WORKLOADS = {
     "attention_block": attention_block,
     "small_cnn": small_cnn,
     "small_cnn_channels_last": small_cnn,
+    "gpt": gpt,
     "tiny_fn": tiny_fn,
 }
 

@@ -48,6 +48,9 @@ def assert_bitwise(actual, expected):
         for a, e in zip(actual, expected):
             assert_bitwise(a, e)
         return
+    if expected is None:
+        assert actual is None
+        return
     assert actual.dtype == expected.dtype and actual.shape == expected.shape
     assert actual.stride() == expected.stride(), (actual.stride(), expected.stride())
     a, e = np.ascontiguousarray(actual.numpy()), np.ascontiguousarray(expected.numpy())
