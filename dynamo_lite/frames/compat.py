@@ -166,6 +166,11 @@ CONDITIONAL_JUMPS = _available_rows({
         "JUMP_IF_FALSE_OR_POP": ("keep_if_jump", "falsy"),
 })
 
+#: A conditional jump copied into new code whose target lies after it (a graph break's
+#: branch): 3.11's backward spellings cannot jump forward, so they become forward ones.
+FORWARD_SPELLING = {name: name.replace("BACKWARD", "FORWARD")
+                    for name in CONDITIONAL_JUMPS if "BACKWARD" in name and has_opcode(name.replace("BACKWARD", "FORWARD"))}
+
 UNCONDITIONAL_JUMPS = _available(("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP"))
 
 #: Instructions that only set up a frame or do nothing observable to the translator.

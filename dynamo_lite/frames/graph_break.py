@@ -147,6 +147,7 @@ class BreakPlan:
             cg.emit("TO_BOOL")
         taken = Label()
         jump = self._original(self.original_index)
+        jump.name = V.FORWARD_SPELLING.get(jump.name, jump.name)  # the target now lies below
         jump.arg = taken
         cg.instructions.append(jump)
         self._call_resume(cg, hook, self.original_index + 1, below, 0)
