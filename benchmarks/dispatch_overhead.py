@@ -30,9 +30,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dynamo_lite.frames.api import compiled_function  # noqa: E402
-from dynamo_lite.frames.cache import CacheEntry, fallback_entry  # noqa: E402
-from dynamo_lite.frames.context import CompileConfig  # noqa: E402
-from dynamo_lite.frames.hook import FrameHook  # noqa: E402
+from dynamo_lite.frames.runtime.cache import CacheEntry, fallback_entry  # noqa: E402
+from dynamo_lite.frames.runtime.context import CompileConfig  # noqa: E402
+from dynamo_lite.frames.runtime.hook import FrameHook  # noqa: E402
 from dynamo_lite.tensor.tensor import Tensor, from_array  # noqa: E402
 
 

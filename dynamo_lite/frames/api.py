@@ -7,10 +7,10 @@ import types
 
 from ..backends.registry import resolve_backend
 from ..nn.module import Module
-from .context import CompileConfig
-from .hook import FrameHook
+from .runtime.context import CompileConfig
+from .runtime.hook import FrameHook
 from .logs import log
-from .stats import StatsSnapshot
+from .runtime.stats import StatsSnapshot
 
 # The process's frame hook: every dl.compile'd function shares its caches and counters.
 default_hook = FrameHook()

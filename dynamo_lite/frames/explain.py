@@ -5,8 +5,8 @@ import copy
 import linecache
 from dataclasses import dataclass, field
 
-from . import debug
-from .context import CompileConfig
+from .translate import debug
+from .runtime.context import CompileConfig
 
 
 @dataclass

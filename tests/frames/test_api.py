@@ -11,8 +11,8 @@ import pytest
 from dynamo_lite import config
 from dynamo_lite.backends import AUTO, InvalidBackend, lookup_backend
 from dynamo_lite.frames import api
-from dynamo_lite.frames.cache import CacheEntry, fallback_entry
-from dynamo_lite.frames.hook import FrameHook
+from dynamo_lite.frames.runtime.cache import CacheEntry, fallback_entry
+from dynamo_lite.frames.runtime.hook import FrameHook
 from dynamo_lite.nn.module import Module
 from dynamo_lite.nn.parameter import Parameter
 from dynamo_lite.tensor.tensor import from_array

@@ -4,11 +4,11 @@ import types
 
 import pytest
 
-from dynamo_lite.frames.cache import CacheEntry, CodeCache, fallback_entry
-from dynamo_lite.frames.context import CompileConfig
+from dynamo_lite.frames.runtime.cache import CacheEntry, CodeCache, fallback_entry
+from dynamo_lite.frames.runtime.context import CompileConfig
 from dynamo_lite.frames.errors import Unsupported
-from dynamo_lite.frames.hook import FrameHook
-from dynamo_lite.frames.stats import CompileStats, FallbackRecord, StatsSnapshot
+from dynamo_lite.frames.runtime.hook import FrameHook
+from dynamo_lite.frames.runtime.stats import CompileStats, FallbackRecord, StatsSnapshot
 
 CONFIG_A = CompileConfig(backend=lambda gm, example_inputs: gm.forward, backend_name="a")
 CONFIG_B = CompileConfig(backend=lambda gm, example_inputs: gm.forward, backend_name="b")

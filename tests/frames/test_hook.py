@@ -9,10 +9,10 @@ import traceback
 
 import pytest
 
-from dynamo_lite.frames import compat
-from dynamo_lite.frames.cache import CacheEntry, fallback_entry
-from dynamo_lite.frames.context import CompileConfig
-from dynamo_lite.frames.hook import SENTINEL, FrameHook, argument_names, cache_of, original_code
+from dynamo_lite.frames.bytecode import compat
+from dynamo_lite.frames.runtime.cache import CacheEntry, fallback_entry
+from dynamo_lite.frames.runtime.context import CompileConfig
+from dynamo_lite.frames.runtime.hook import SENTINEL, FrameHook, argument_names, cache_of, original_code
 
 CONFIG = CompileConfig(backend=lambda gm, example_inputs: gm.forward, backend_name="fake")
 

@@ -6,7 +6,7 @@ import dis
 import io
 import sys
 
-from .logs import bytecode_log, graph_log, guards_log
+from ..logs import bytecode_log, graph_log, guards_log
 
 
 def disassemble(code) -> list:

@@ -1,13 +1,13 @@
 """Jumps, loops (unrolled), with-blocks of no-op context managers, raise."""
 from __future__ import annotations
 
-from .. import compat as V
-from ..errors import Unsupported
+from ...bytecode import compat as V
+from ...errors import Unsupported
 
-from ..variables.base import ConstantVariable
-from ..variables.builtins import BUILTIN_HANDLERS
-from ..variables.containers import IteratorVariable
-from ..variables.objects import NoOpContextVariable
+from ...tracing.variables.base import ConstantVariable
+from ...tracing.variables.builtins import BUILTIN_HANDLERS
+from ...tracing.variables.containers import IteratorVariable
+from ...tracing.variables.objects import NoOpContextVariable
 from . import handles
 
 _TESTS = {

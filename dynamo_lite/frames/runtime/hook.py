@@ -33,12 +33,12 @@ from typing import Callable
 
 from bytecode import Bytecode, CellVar, Instr, Label
 
-from . import compat
+from ..bytecode import compat
 from .cache import CacheEntry, CodeCache, fallback_entry
 from .context import Activation, CompileConfig, FrameRequest, FrameState, Suspension
-from .errors import Unsupported
-from .logs import bytecode_log, graph_breaks_log, log, recompiles_log
-from .resume import ResumeFunctions
+from ..errors import Unsupported
+from ..logs import bytecode_log, graph_breaks_log, log, recompiles_log
+from ..bytecode.resume import ResumeFunctions
 from .stats import CompileStats, FallbackRecord, GuardFailureRecord
 
 
@@ -145,7 +145,7 @@ class FrameHook:
 
     Args:
         translate: ``translate(FrameRequest) -> CacheEntry``; defaults to
-            ``dynamo_lite.frames.convert.convert_frame``.
+            ``dynamo_lite.frames.translate.convert.convert_frame``.
         settings: where ``cache_size_limit`` is read (default ``dynamo_lite.config``).
 
     Example:
@@ -157,7 +157,7 @@ class FrameHook:
 
     def __init__(self, translate: Callable[[FrameRequest], CacheEntry] | None = None, settings=None):
         if settings is None:
-            from .. import config as settings
+            from ... import config as settings
         self.state = FrameState()
         self.stats = CompileStats()
         self.settings = settings
@@ -169,7 +169,7 @@ class FrameHook:
         self._installed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # function -> CodeCache
         self._disabled: dict[int, types.CodeType] = {}
         self._reset_callbacks: list[Callable[[], None]] = []
-        self.resume_functions = ResumeFunctions()  # graph breaks' continuations (frames/resume.py)
+        self.resume_functions = ResumeFunctions()  # graph breaks' continuations (frames/bytecode/resume.py)
 
     # ----------------------------------------------------------------- instrumentation
     def instrument(self, fn) -> bool:
@@ -337,7 +337,7 @@ class FrameHook:
         request = FrameRequest(code, f_globals, key.names, values, config, self, cells)
         translate = self._translate
         if translate is None:
-            from .convert import convert_frame as translate
+            from ..translate.convert import convert_frame as translate
         try:
             with self.suspended():
                 return translate(request)

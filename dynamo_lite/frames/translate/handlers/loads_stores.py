@@ -1,9 +1,9 @@
 """Loads and stores of locals, cells, globals, constants and attributes; stack shuffles."""
 from __future__ import annotations
 
-from .. import compat as V
-from ..errors import Unsupported
-from ..variables.base import NULL, CellVariable, ConstantVariable
+from ...bytecode import compat as V
+from ...errors import Unsupported
+from ...tracing.variables.base import NULL, CellVariable, ConstantVariable
 from . import handles
 
 
@@ -111,7 +111,7 @@ def load_method(tx, ins):
 
 @handles("STORE_ATTR")
 def store_attr(tx, ins):
-    from ..variables.objects import ObjectVariable
+    from ...tracing.variables.objects import ObjectVariable
 
     target = tx.pop()
     value = tx.pop()

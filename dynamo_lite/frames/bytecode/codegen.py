@@ -7,7 +7,7 @@ import types
 from bytecode import Bytecode, Instr
 
 from . import compat
-from .errors import Unsupported
+from ..errors import Unsupported
 
 GRAPH_OUT = "__dl_graph_out"
 _NO_ARG = object()  # emit()'s "instruction without an argument" (None is a valid constant)

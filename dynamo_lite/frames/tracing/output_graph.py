@@ -5,11 +5,11 @@ import contextlib
 import operator
 import re
 
-from ..ops.dispatch import TRACING
-from ..tensor.meta import TensorMeta
-from ..tensor.tensor import Tensor
+from ...ops.dispatch import TRACING
+from ...tensor.meta import TensorMeta
+from ...tensor.tensor import Tensor
 from . import guards as G
-from .errors import Unsupported
+from ..errors import Unsupported
 from .guards import GuardSet
 from .proxy import DataDependent, ProxyTensor
 from .side_effects import SideEffects
@@ -30,7 +30,7 @@ class OutputGraph:
     """
 
     def __init__(self):
-        from ..graph import Graph
+        from ...graph import Graph
 
         self.graph = Graph()
         self.attributes: dict = {}

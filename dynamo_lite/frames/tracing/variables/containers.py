@@ -1,7 +1,7 @@
 """Tuple, list, dict and iterator variables built or read during tracing."""
 from __future__ import annotations
 
-from ..errors import Unsupported
+from ...errors import Unsupported
 from .base import ConstantVariable, VariableTracker
 
 

@@ -1,9 +1,9 @@
 """Building and unpacking tuples, lists, dicts and strings."""
 from __future__ import annotations
 
-from ..errors import Unsupported
-from ..variables.base import ConstantVariable
-from ..variables.containers import DictVariable, ListVariable, TupleVariable
+from ...errors import Unsupported
+from ...tracing.variables.base import ConstantVariable
+from ...tracing.variables.containers import DictVariable, ListVariable, TupleVariable
 from . import handles
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import Unsupported
+from ..errors import Unsupported
 
 
 def _replace_dict(target: dict, contents: dict) -> None:

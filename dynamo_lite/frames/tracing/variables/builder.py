@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import types
 
-from ...ops.registry import Op
-from ...tensor.device import device as Device
-from ...tensor.dtype import dtype as DType
-from ...tensor.layout import Size, _MemoryFormat
-from ...tensor.tensor import Tensor
+from ....ops.registry import Op
+from ....tensor.device import device as Device
+from ....tensor.dtype import dtype as DType
+from ....tensor.layout import Size, _MemoryFormat
+from ....tensor.tensor import Tensor
 from .. import guards as G
-from ..errors import Unsupported
+from ...errors import Unsupported
 from ..proxy import ProxyTensor
 from ..sources import AttrSource, ItemSource
 from .base import CONSTANT_TYPES, ConstantVariable, VariableTracker
@@ -116,8 +116,8 @@ def _wrap_object(tx, value, source) -> VariableTracker:
 
 
 def _object_variable(tx, value, source) -> VariableTracker:
-    from ...nn.module import Module
-    from ..api import CompiledModule, is_disabled
+    from ....nn.module import Module
+    from ...api import CompiledModule, is_disabled
 
     # Something dl.compile returned, called from compiled code: trace what it wraps.
     if isinstance(value, CompiledModule):

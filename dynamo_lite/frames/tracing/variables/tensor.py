@@ -1,7 +1,7 @@
 """TensorVariable (a graph value) and TracedCallableVariable (library code run on proxies)."""
 from __future__ import annotations
 
-from ..errors import Unsupported
+from ...errors import Unsupported
 from .base import VariableTracker
 
 

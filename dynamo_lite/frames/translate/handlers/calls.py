@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import operator
 
-from .. import compat as V
-from ..errors import Unsupported
-from ..variables.base import CellVariable, ConstantVariable, NullVariable, VariableTracker
-from ..variables.containers import DictVariable, TupleVariable
-from ..variables.functions import NestedFunctionVariable, SuperVariable
-from ..variables.tensor import TracedCallableVariable
+from ...bytecode import compat as V
+from ...errors import Unsupported
+from ...tracing.variables.base import CellVariable, ConstantVariable, NullVariable, VariableTracker
+from ...tracing.variables.containers import DictVariable, TupleVariable
+from ...tracing.variables.functions import NestedFunctionVariable, SuperVariable
+from ...tracing.variables.tensor import TracedCallableVariable
 from . import handles
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import inspect
 import types
 
-from ..errors import Unsupported
+from ...errors import Unsupported
 from ..guards import LENGTH_MATCH
 from ..sources import AttrSource, ItemSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
@@ -100,7 +100,7 @@ class NNModuleVariable(ObjectVariable):
             return stored
         module = self.value
         if name in MODULE_TRAVERSALS and self.source is not None:
-            from ...nn.module import Module
+            from ....nn.module import Module
 
             if getattr(type(module), name) is getattr(Module, name):  # not overridden
                 return ModuleTraversalVariable(self, name)
@@ -115,7 +115,7 @@ class NNModuleVariable(ObjectVariable):
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         cls = type(self.value)
-        from ...nn.module import Module
+        from ....nn.module import Module
 
         if cls.__call__ is Module.__call__:  # Module.__call__ only calls forward: inline that
             return self.var_getattr(tx, "forward").call(tx, args, kwargs)

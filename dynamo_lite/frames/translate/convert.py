@@ -3,22 +3,22 @@ from __future__ import annotations
 
 import time
 
-from ..graph import GraphModule
-from ..tensor.dtype import DEFAULT as DEFAULT_DTYPE
+from ...graph import GraphModule
+from ...tensor.dtype import DEFAULT as DEFAULT_DTYPE
 from . import debug
-from .cache import CacheEntry
-from .codegen import TransformedCodeBuilder
-from .context import FrameRequest
-from .errors import Unsupported
+from ..runtime.cache import CacheEntry
+from ..bytecode.codegen import TransformedCodeBuilder
+from ..runtime.context import FrameRequest
+from ..errors import Unsupported
 from .graph_break import BreakPlan, log_break
-from .guards import ID_MATCH, compile_guards
-from .output_graph import OutputGraph
-from .resume import ResumeFunctions
-from .sources import AttrSource, ConstSource, LocalSource
+from ..tracing.guards import ID_MATCH, compile_guards
+from ..tracing.output_graph import OutputGraph
+from ..bytecode.resume import ResumeFunctions
+from ..tracing.sources import AttrSource, ConstSource, LocalSource
 from .translator import GraphBreak, InstructionTranslator
-from .variables.base import CellVariable
-from .variables.builder import wrap
-from .variables.tensor import TensorVariable
+from ..tracing.variables.base import CellVariable
+from ..tracing.variables.builder import wrap
+from ..tracing.variables.tensor import TensorVariable
 
 
 def convert_frame(request: FrameRequest) -> CacheEntry:
@@ -148,6 +148,6 @@ def _graph_outputs(variables: list) -> list:
 
 
 def _break_reason(reason: Unsupported):
-    from .explain import BreakReason
+    from ..explain import BreakReason
 
     return BreakReason(reason.reason, reason.filename, reason.lineno, reason.hint)

@@ -1,9 +1,9 @@
 """ProxyTensor: a data-less Tensor standing for a graph node while a frame is traced."""
 from __future__ import annotations
 
-from ..tensor.meta import TensorMeta
-from ..tensor.tensor import Tensor
-from .errors import Unsupported
+from ...tensor.meta import TensorMeta
+from ...tensor.tensor import Tensor
+from ..errors import Unsupported
 
 
 DATA_HINT = "keep data-dependent Python (item(), tolist(), bool(), printing tensors) out of the hot path"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import types
 
-from ..errors import Unsupported
+from ...errors import Unsupported
 from .base import CellVariable, ConstantVariable, VariableTracker
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 import dis
 import operator
 
-from ..errors import Unsupported
-from ..variables.base import ConstantVariable
-from ..variables.containers import BaseListVariable, DictVariable, ListVariable
-from ..variables.objects import NNModuleVariable
-from ..variables.tensor import TensorVariable, TracedCallableVariable
+from ...errors import Unsupported
+from ...tracing.variables.base import ConstantVariable
+from ...tracing.variables.containers import BaseListVariable, DictVariable, ListVariable
+from ...tracing.variables.objects import NNModuleVariable
+from ...tracing.variables.tensor import TensorVariable, TracedCallableVariable
 from . import handles
 
 #: BINARY_OP's argument -> operator, from the interpreter's own table of symbols.
@@ -122,7 +122,7 @@ def subscript(tx, container, key):
             value = container.as_python_constant()[key.as_python_constant()]
         except Exception as exc:
             raise Unsupported(f"subscript raised {type(exc).__name__}: {exc}") from None
-        from ..variables.builder import wrap_constant_result
+        from ...tracing.variables.builder import wrap_constant_result
 
         return wrap_constant_result(value)
     raise Unsupported(f"subscript of {container}")

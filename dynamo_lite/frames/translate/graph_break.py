@@ -3,15 +3,15 @@ from __future__ import annotations
 
 from bytecode import Bytecode, Instr, Label
 
-from . import compat as V
-from .errors import Unsupported
-from .liveness import live_locals
-from .logs import graph_breaks_log
-from .hook import original_code
-from .resume import real_instructions
-from .variables.base import CellVariable, NullVariable
-from .variables.containers import IteratorVariable
-from .variables.tensor import TensorVariable
+from ..bytecode import compat as V
+from ..errors import Unsupported
+from ..bytecode.liveness import live_locals
+from ..logs import graph_breaks_log
+from ..runtime.hook import original_code
+from ..bytecode.resume import real_instructions
+from ..tracing.variables.base import CellVariable, NullVariable
+from ..tracing.variables.containers import IteratorVariable
+from ..tracing.variables.tensor import TensorVariable
 
 TEMP_PREFIX = "__dl_result"
 

@@ -5,7 +5,7 @@ import builtins
 import operator
 import types
 
-from ..errors import Unsupported
+from ...errors import Unsupported
 from .base import ConstantVariable, ValueVariable, VariableTracker
 from .containers import DictVariable, IteratorVariable, ListVariable, TupleVariable
 from .tensor import TensorVariable, TracedCallableVariable

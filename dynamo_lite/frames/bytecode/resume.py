@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from bytecode import Bytecode, Instr, Label
 
 from . import compat
-from .errors import Unsupported
+from ..errors import Unsupported
 
 STACK_PREFIX = "__dl_stack"
 

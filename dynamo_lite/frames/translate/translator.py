@@ -5,13 +5,13 @@ import dis
 import inspect
 from dataclasses import dataclass
 
-from . import compat as V
-from .errors import Unsupported
+from ..bytecode import compat as V
+from ..errors import Unsupported
 from .handlers import load_all
-from .resume import indexed_instructions
-from .sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource
-from .variables.base import NULL, CellVariable, VariableTracker
-from .variables.containers import DictVariable, TupleVariable
+from ..bytecode.resume import indexed_instructions
+from ..tracing.sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource
+from ..tracing.variables.base import NULL, CellVariable, VariableTracker
+from ..tracing.variables.containers import DictVariable, TupleVariable
 
 MAX_INLINE_DEPTH = 24
 MAX_STEPS = 200_000  # instructions per frame: unrolled loops beyond this fall back
@@ -113,7 +113,7 @@ class InstructionTranslator:
 
     # -- globals ------------------------------------------------------------------------
     def load_global(self, name: str) -> VariableTracker:
-        from .variables.builder import wrap
+        from ..tracing.variables.builder import wrap
 
         stored = self.output.side_effects.global_value(self.f_globals, name)
         if stored is not None:
@@ -133,7 +133,7 @@ class InstructionTranslator:
         return fn.call(self, args, kwargs)
 
     def binary_operation(self, op, left: VariableTracker, right: VariableTracker) -> VariableTracker:
-        from .variables.tensor import TracedCallableVariable
+        from ..tracing.variables.tensor import TracedCallableVariable
 
         if left.is_python_constant() and right.is_python_constant():
             a, b = left.as_python_constant(), right.as_python_constant()
@@ -188,7 +188,7 @@ class InstructionTranslator:
         impure = any("inplace" in getattr(node.target, "tags", ()) for node in new_nodes)
         if impure or len(self.output.side_effects) != checkpoint[1]:
             raise self.unsupported(f"a generator ({child.code.co_name}) with side effects, consumed lazily")
-        from .variables.containers import IteratorVariable
+        from ..tracing.variables.containers import IteratorVariable
 
         return IteratorVariable(child.yielded)
 
@@ -225,7 +225,7 @@ class GraphBreak(Exception):
 
 
 def _wrap_constant(value) -> VariableTracker:
-    from .variables.builder import wrap_constant_result
+    from ..tracing.variables.builder import wrap_constant_result
 
     return wrap_constant_result(value)
 

@@ -1,0 +1,1 @@
+"""Bytecode layer: version tables, instruction indexing, liveness, emission, resume functions."""

@@ -1,0 +1,1 @@
+"""Tracing layer: sources, guards, proxies, variables, side effects and the output graph."""

@@ -1,0 +1,1 @@
+"""Translate layer: the symbolic translator, its opcode handlers, graph breaks, frame conversion."""
