@@ -15,6 +15,7 @@ from __future__ import annotations
 import operator
 
 from . import layout
+from .symint import SymInt
 
 
 def _is_int(item) -> bool:
@@ -43,8 +44,24 @@ def _slice_bounds(item: slice, size: int):
     step = 1 if item.step is None else operator.index(item.step)
     if step <= 0:
         raise ValueError("step must be greater than zero")
-    start, stop, _ = item.indices(size)
+    start = _clamped(item.start, size, 0)
+    stop = _clamped(item.stop, size, size)
     return start, max(0, -(-(stop - start) // step)), step
+
+
+def _clamped(bound, size, default):
+    """A slice bound as ``slice.indices`` resolves it (positive step), symbolic sizes allowed."""
+    if bound is None:
+        return default
+    bound = _index(bound)
+    if bound < 0:
+        bound += size
+        return 0 if bound < 0 else bound
+    return size if bound > size else bound
+
+
+def _index(item):
+    return item if type(item) is SymInt else operator.index(item)
 
 
 def basic_index(geom, spec):
@@ -64,7 +81,7 @@ def basic_index(geom, spec):
             out_strides.append(strides[dim] * step)
             dim += 1
         else:
-            index, size = operator.index(item), sizes[dim]
+            index, size = _index(item), sizes[dim]
             if not -size <= index < size:
                 raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
             offset += (index % size) * strides[dim]

@@ -5,6 +5,8 @@ import functools
 import operator
 from typing import Sequence
 
+from .symint import SymInt, has_symbols
+
 
 class Size(tuple):
     """A tensor shape: a tuple of ints, printed as ``dl.Size([2, 3])``."""
@@ -39,12 +41,22 @@ def prod(values) -> int:
 
 
 def contiguous_strides(shape: Sequence[int]) -> tuple:
-    """Row-major strides of ``shape`` (cached: every op's meta rule asks for them)."""
-    return _contiguous_strides(tuple(shape))
+    """Row-major strides of ``shape`` (cached: every op's meta rule asks for them).
+
+    Symbolic shapes are not cached: their SymInts belong to one trace's ShapeEnv.
+    """
+    shape = tuple(shape)
+    if has_symbols(shape):
+        return _row_major(shape)
+    return _contiguous_strides(shape)
 
 
 @functools.lru_cache(maxsize=1024)
 def _contiguous_strides(shape: tuple) -> tuple:
+    return _row_major(shape)
+
+
+def _row_major(shape: tuple) -> tuple:
     strides = []
     acc = 1
     for size in reversed(shape):
@@ -170,6 +182,9 @@ def check_shape(shape) -> tuple:
         shape = shape[0]
     result = []
     for s in shape:
+        if type(s) is SymInt:  # a symbolic size is >= 0 by construction
+            result.append(s)
+            continue
         try:
             s = operator.index(s)
         except TypeError:

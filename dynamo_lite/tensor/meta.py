@@ -4,6 +4,7 @@ from __future__ import annotations
 from . import layout
 from .device import CPU, as_device
 from .properties import TensorProperties
+from .symint import SymInt
 
 
 class TensorMeta(TensorProperties):
@@ -18,7 +19,7 @@ class TensorMeta(TensorProperties):
     __slots__ = ("_sizes", "_strides", "_offset", "_dtype", "_device")
 
     def __init__(self, shape, dtype, strides=None, device=CPU, storage_offset: int = 0):
-        self._sizes = tuple(int(s) for s in shape)
+        self._sizes = tuple(s if type(s) is SymInt else int(s) for s in shape)
         self._strides = layout.contiguous_strides(self._sizes) if strides is None else tuple(strides)
         if len(self._strides) != len(self._sizes):
             raise ValueError(f"strides {self._strides} do not match shape {self._sizes}")

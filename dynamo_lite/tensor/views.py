@@ -15,11 +15,12 @@ import operator
 
 from . import layout
 from .layout import normalize_dim, prod
+from .symint import SymInt
 
 
 def _ints(values, what: str = "size") -> tuple:
     try:
-        return tuple(operator.index(v) for v in values)
+        return tuple(v if type(v) is SymInt else operator.index(v) for v in values)
     except TypeError:
         raise TypeError(f"{what} must be a sequence of ints, got {list(values)!r}") from None
 
