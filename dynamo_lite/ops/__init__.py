@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     conversions, views, indexing, factories,
     pointwise, unary, comparison, reductions, normalization, linalg, shape_ops, conv, nn_ops,
 )
+from . import math_ops, contractions, rearrange  # noqa: F401,E402  (tensor functions ported from torch's API)
 from .methods import TENSOR_METHODS, install_tensor_methods
 
 install_tensor_methods()

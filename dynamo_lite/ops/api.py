@@ -25,4 +25,11 @@ API_MODULES = (
     _interop, _conversions, _views, _indexing, _factories, _pointwise, _unary, _comparison,
     _reductions, _normalization, _linalg, _shape_ops, _conv, _nn_ops,
 )
+# Tensor functions ported from torch's API, one module per family.
+from .math_ops import *  # noqa: F401,F403,E402
+from .contractions import *  # noqa: F401,F403,E402
+from .rearrange import *  # noqa: F401,F403,E402
+from . import contractions as _contractions, math_ops as _math_ops, rearrange as _rearrange  # noqa: E402
+
+API_MODULES += (_math_ops, _contractions, _rearrange)
 __all__ = sorted({name for module in API_MODULES for name in module.__all__})

@@ -16,6 +16,7 @@ METHOD_MODULES = (
     "pointwise", "unary", "comparison", "reductions", "normalization", "linalg", "shape_ops",
     "conv", "nn_ops",
     "views", "indexing", "factories", "conversions",
+    "math_ops", "contractions", "rearrange",
 )
 
 

@@ -169,6 +169,35 @@ SAMPLES = {
     "randint_like": lambda: dl.randint_like(XT, 5),
 }
 
+# Tensor functions ported from torch's API (ops/math_ops.py, contractions.py, rearrange.py ...).
+SAMPLES.update({
+    "lerp": lambda: (dl.lerp(XT, X, 0.3), dl.lerp(CL, f32(5), f32(2, 3, 4, 5))),
+    "lerp_": lambda: fresh(XT).lerp_(X, 0.5),
+    "hypot": lambda: (dl.hypot(XT, X), dl.hypot(CL, f32(5))),
+    "hypot_": lambda: fresh(XT).hypot_(X),
+    "atan2": lambda: (dl.atan2(XT, X), dl.atan2(INT, INT)),
+    "atan2_": lambda: fresh(XT).atan2_(X),
+    "fmod": lambda: (dl.fmod(XT, 0.7), dl.fmod(INT, 3), dl.fmod(CL, CL)),
+    "fmod_": lambda: fresh(XT).fmod_(0.5),
+    "frac": lambda: (dl.frac(XT), dl.frac(CL)),
+    "frac_": lambda: fresh(XT).frac_(),
+    "erfinv": lambda: (dl.erfinv(XT.clamp(-0.9, 0.9)), dl.erfinv(INT)),
+    "erfinv_": lambda: fresh(XT).clamp(-0.9, 0.9).erfinv_(),
+    "nan_to_num": lambda: (dl.nan_to_num(XT / 0), dl.nan_to_num(INT), dl.nan_to_num(CL, nan=1.0, posinf=2.0)),
+    "nan_to_num_": lambda: (fresh(XT) / 0).nan_to_num_(),
+    "addcmul": lambda: (dl.addcmul(XT, X, f32(4), value=0.5), dl.addcmul(INT, INT, INT)),
+    "addcmul_": lambda: fresh(XT).addcmul_(X, X),
+    "addcdiv": lambda: (dl.addcdiv(XT, X, f32(4).abs() + 1), dl.addcdiv(CL, CL, CL.abs() + 1, value=2)),
+    "addcdiv_": lambda: fresh(XT).addcdiv_(X, X.abs() + 1),
+    "isclose": lambda: (dl.isclose(XT, X), dl.isclose(INT, INT, rtol=0.1)),
+    "einsum": lambda: (dl.einsum("ij,jk->ik", XT, X.t()), dl.einsum("ii->i", XT[:, :3]), dl.einsum("ij->", INT),
+                       dl.einsum("b...,b->...", CL, f32(2))),
+    "diag": lambda: (dl.diag(XT, 1), dl.diag(X[0], -1)),
+    "baddbmm": lambda: dl.baddbmm(f32(3, 1), f32(2, 3, 4), f32(2, 4, 5), beta=0.5),
+    "roll": lambda: (dl.roll(XT, 2), dl.roll(CL, (1, 2), (1, 3))),
+    "repeat_interleave": lambda: (XT.repeat_interleave(2, 0), dl.repeat_interleave(INT, i64(4), 1), dl.repeat_interleave(X, 3)),
+})
+
 # In-place variants: run on a fresh copy of a non-contiguous tensor.
 INPLACE_ARGS = {
     "add_": (1.5,), "sub_": (X,), "mul_": (2,), "div_": (3,), "floor_divide_": (2,), "remainder_": (0.5,),
