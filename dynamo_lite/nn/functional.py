@@ -237,3 +237,14 @@ def pad(input, pad, mode: str = "constant", value=None):
     if mode != "constant":
         raise NotImplementedError(f"pad(mode={mode!r}) is not supported; only 'constant'")
     return dl.constant_pad_nd(input, pad, 0 if value is None else value)
+
+
+# The rest of torch.nn.functional, one module per family.
+from .functional_activation import *  # noqa: E402,F401,F403
+from .functional_attention import *  # noqa: E402,F401,F403
+from .functional_image import *  # noqa: E402,F401,F403
+from .functional_norm import *  # noqa: E402,F401,F403
+from . import functional_activation, functional_attention, functional_image, functional_norm  # noqa: E402
+
+__all__ += (functional_activation.__all__ + functional_attention.__all__ + functional_image.__all__
+            + functional_norm.__all__)

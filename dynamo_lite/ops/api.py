@@ -32,4 +32,12 @@ from .rearrange import *  # noqa: F401,F403,E402
 from . import contractions as _contractions, math_ops as _math_ops, rearrange as _rearrange  # noqa: E402
 
 API_MODULES += (_math_ops, _contractions, _rearrange)
+from .adaptive_pool import *  # noqa: F401,F403,E402
+from .conv_transpose import *  # noqa: F401,F403,E402
+from .embedding_bags import *  # noqa: F401,F403,E402
+from .resample import *  # noqa: F401,F403,E402
+from . import adaptive_pool as _adaptive_pool, conv_transpose as _conv_transpose  # noqa: E402
+from . import embedding_bags as _embedding_bags, resample as _resample  # noqa: E402
+
+API_MODULES += (_adaptive_pool, _conv_transpose, _embedding_bags, _resample)
 __all__ = sorted({name for module in API_MODULES for name in module.__all__})

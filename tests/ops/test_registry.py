@@ -17,6 +17,7 @@ from dynamo_lite.ops.dispatch import TRACING, dispatch
 from dynamo_lite.tensor.meta import TensorMeta
 from dynamo_lite.tensor.tensor import Tensor, from_array
 
+from .nn_layer_samples import NN_LAYER_SAMPLES
 from .oracle import laid_out
 
 RNG = np.random.default_rng(0)
@@ -197,6 +198,7 @@ SAMPLES.update({
     "roll": lambda: (dl.roll(XT, 2), dl.roll(CL, (1, 2), (1, 3))),
     "repeat_interleave": lambda: (XT.repeat_interleave(2, 0), dl.repeat_interleave(INT, i64(4), 1), dl.repeat_interleave(X, 3)),
 })
+SAMPLES.update(NN_LAYER_SAMPLES)
 
 # In-place variants: run on a fresh copy of a non-contiguous tensor.
 INPLACE_ARGS = {
