@@ -12,3 +12,8 @@ __all__ = [
     "Linear", "LogSoftmax", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "Parameter", "ReLU",
     "Sequential", "Sigmoid", "SiLU", "Softmax", "Tanh", "functional", "init",
 ]
+
+from .layers import *  # noqa: E402,F401,F403  (every layer, including the ported ones)
+from . import layers as _layers  # noqa: E402
+
+__all__ += [name for name in _layers.__all__ if name not in __all__]

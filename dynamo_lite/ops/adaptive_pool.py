@@ -117,3 +117,6 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return (values, indices) if return_indices else values
 
 
+
+
+METHODS: dict = {}

@@ -156,3 +156,6 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return out.squeeze(-2)
 
 
+
+
+METHODS: dict = {}

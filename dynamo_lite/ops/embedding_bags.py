@@ -94,3 +94,6 @@ def embedding_bag(weight, indices, offsets, mode="mean", per_sample_weights=None
     return OPS["embedding_bag"](weight, indices, offsets, MODES[mode], per_sample_weights, include_last_offset, pad)
 
 
+
+
+METHODS: dict = {}

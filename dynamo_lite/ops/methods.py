@@ -17,6 +17,7 @@ METHOD_MODULES = (
     "conv", "nn_ops",
     "views", "indexing", "factories", "conversions",
     "math_ops", "contractions", "rearrange",
+    "adaptive_pool", "conv_transpose", "embedding_bags", "resample",
 )
 
 

@@ -226,3 +226,6 @@ def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                          pair(dilation, "dilation"), pair(padding, "padding"), pair(stride, "stride"))
 
 
+
+
+METHODS: dict = {}

@@ -14,3 +14,34 @@ __all__ = [
     "Linear", "LogSoftmax", "MaxPool2d", "ModuleDict", "ModuleList", "ReLU", "Sequential",
     "Sigmoid", "SiLU", "Softmax", "Tanh",
 ]
+
+# Layers ported for torch model code (normalization, resampling, recurrent, attention ...).
+from .attention import MultiheadAttention  # noqa: E402
+from .activation import (  # noqa: E402
+    ELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, Mish, ReLU6, Softplus, Softsign,
+    Tanhshrink,
+)
+from .batchnorm import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d  # noqa: E402
+from .conv import Conv1d, ConvTranspose2d  # noqa: E402
+from .dropout import Dropout2d  # noqa: E402
+from .flatten import Unflatten  # noqa: E402
+from .normalization import GroupNorm, RMSNorm  # noqa: E402
+from .param_containers import ParameterDict, ParameterList  # noqa: E402
+from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d  # noqa: E402
+from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: E402
+from .rnn_cells import GRUCell, LSTMCell, RNNCell  # noqa: E402
+from .resample import PixelShuffle, PixelUnshuffle, Upsample, ZeroPad2d  # noqa: E402
+from .sparse import EmbeddingBag  # noqa: E402
+from .transformer import (  # noqa: E402
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
+
+__all__ += [
+    "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "BatchNorm1d", "BatchNorm2d", "Conv1d", "ConvTranspose2d", "Dropout2d",
+    "ELU", "EmbeddingBag", "GLU", "GroupNorm", "Hardsigmoid", "Hardswish", "Hardtanh", "InstanceNorm1d",
+    "InstanceNorm2d", "LeakyReLU", "LogSigmoid", "Mish", "ParameterDict", "ParameterList", "PixelShuffle",
+    "PixelUnshuffle", "ReLU6", "RMSNorm", "SELU", "Softplus", "Softsign", "Tanhshrink", "Unflatten", "Upsample",
+    "ZeroPad2d", "RNNBase", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+    "TransformerEncoderLayer",
+]

@@ -1,4 +1,4 @@
-"""Activation layers: ReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax."""
+"""Activation layers: ReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax, LeakyReLU, ELU, Mish, Hardswish ..."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -122,3 +122,163 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+
+class _InplaceActivation(Module):
+    """An activation whose only option is ``inplace``."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
+
+
+class LeakyReLU(Module):
+    """``x`` where positive, ``negative_slope * x`` elsewhere.
+
+    Example:
+        >>> dl.nn.LeakyReLU(0.5)(dl.tensor([-1.0, 2.0])).tolist()
+        [-0.5, 2.0]
+    """
+
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False):
+        super().__init__()
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class ELU(Module):
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.
+
+    Example:
+        >>> dl.nn.ELU()(dl.zeros(2)).tolist()
+        [0.0, 0.0]
+    """
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class SELU(_InplaceActivation):
+    """Scaled ELU with the self-normalizing constants."""
+
+    def forward(self, input):
+        return F.selu(input, self.inplace)
+
+
+class Mish(_InplaceActivation):
+    """``x * tanh(softplus(x))``.
+
+    Example:
+        >>> dl.nn.Mish()(dl.zeros(1)).tolist()
+        [0.0]
+    """
+
+    def forward(self, input):
+        return F.mish(input, self.inplace)
+
+
+class Hardswish(_InplaceActivation):
+    """``x * clamp(x + 3, 0, 6) / 6``.
+
+    Example:
+        >>> dl.nn.Hardswish()(dl.tensor([4.0])).tolist()
+        [4.0]
+    """
+
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
+
+
+class Hardsigmoid(_InplaceActivation):
+    """``clamp(x / 6 + 1 / 2, 0, 1)``."""
+
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
+
+
+class ReLU6(_InplaceActivation):
+    """``clamp(x, 0, 6)``."""
+
+    def forward(self, input):
+        return F.relu6(input, self.inplace)
+
+
+class Hardtanh(Module):
+    """``clamp(x, min_val, max_val)``."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+        super().__init__()
+        if min_val > max_val:
+            raise ValueError("min_val cannot be greater than max_val")
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}"
+
+
+class Softplus(Module):
+    """``log(1 + exp(beta * x)) / beta``, linear above ``threshold``."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class GLU(Module):
+    """Gated linear unit: ``a * sigmoid(b)`` of the two halves of ``dim``."""
+
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSigmoid(Module):
+    """``log(sigmoid(x))``, computed stably."""
+
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class Softsign(Module):
+    """``x / (1 + |x|)``."""
+
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``."""
+
+    def forward(self, input):
+        return F.tanhshrink(input)

@@ -1,4 +1,4 @@
-"""Conv2d: 2-d convolution layer (NCHW logical layout; channels_last inputs work too)."""
+"""Convolution layers: Conv2d (NCHW; channels_last inputs work too), Conv1d and ConvTranspose2d."""
 from __future__ import annotations
 
 import math
@@ -13,6 +13,16 @@ from ..utils import pair
 
 _PADDING_STRINGS = ("same", "valid")
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def reset_conv_parameters(module) -> None:
+    """torch's conv init: weight kaiming-uniform(a=sqrt(5)), bias U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    init.kaiming_uniform_(module.weight, a=math.sqrt(5))
+    if module.bias is not None:
+        fan_in, _ = init.calculate_fan_in_and_fan_out(module.weight)
+        if fan_in != 0:
+            bound = 1 / math.sqrt(fan_in)
+            init.uniform_(module.bias, -bound, bound)
 
 
 class Conv2d(Module):
@@ -75,12 +85,7 @@ class Conv2d(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init.calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        reset_conv_parameters(self)
 
     def forward(self, input):
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
@@ -98,3 +103,113 @@ class Conv2d(Module):
         if self.padding_mode != "zeros":
             text += f", padding_mode={self.padding_mode}"
         return text
+
+
+def _single(value) -> tuple:
+    return (int(value),) if isinstance(value, int) else tuple(int(v) for v in value)
+
+
+def _check_groups(in_channels: int, out_channels: int, groups: int) -> None:
+    if groups <= 0:
+        raise ValueError("groups must be a positive integer")
+    if in_channels % groups != 0:
+        raise ValueError("in_channels must be divisible by groups")
+    if out_channels % groups != 0:
+        raise ValueError("out_channels must be divisible by groups")
+
+
+def _parameters(module, weight_shape, out_channels, bias, device, dtype) -> None:
+    module.weight = Parameter(dl.empty(weight_shape, device=device, dtype=dtype))
+    if bias:
+        module.bias = Parameter(dl.empty((out_channels,), device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+    reset_conv_parameters(module)
+
+
+class Conv1d(Module):
+    """Cross-correlates (N, C_in, L) sequences with ``out_channels`` learned (C_in/groups, K) filters.
+
+    Args:
+        padding: an int, ``"valid"`` or ``"same"`` (stride 1 only).
+
+    Example:
+        >>> dl.nn.Conv1d(4, 8, 3, padding=1)(dl.randn(2, 4, 10)).shape
+        dl.Size([2, 8, 10])
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None):
+        super().__init__()
+        _check_groups(in_channels, out_channels, groups)
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"Conv1d(padding_mode={padding_mode!r}) is not supported; use 'zeros'")
+        if isinstance(padding, str) and padding not in _PADDING_STRINGS:
+            raise ValueError(f"Invalid padding string {padding!r}, should be one of {set(_PADDING_STRINGS)}")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride, self.dilation = _single(kernel_size), _single(stride), _single(dilation)
+        self.padding = padding if isinstance(padding, str) else _single(padding)
+        self.padding_mode = padding_mode
+        _parameters(self, (out_channels, in_channels // groups) + self.kernel_size, out_channels, bias, device,
+                    dtype)
+
+    def reset_parameters(self) -> None:
+        reset_conv_parameters(self)
+
+    def forward(self, input):
+        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+
+
+class ConvTranspose2d(Module):
+    """Transposed 2-d convolution: the adjoint of Conv2d, upsampling by ``stride``.
+
+    The weight is ``(in_channels, out_channels // groups, kh, kw)``. ``forward`` takes an
+    optional ``output_size`` that picks the ``output_padding`` giving that size.
+
+    Example:
+        >>> dl.nn.ConvTranspose2d(8, 4, 2, stride=2)(dl.randn(1, 8, 5, 5)).shape
+        dl.Size([1, 4, 10, 10])
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None):
+        super().__init__()
+        _check_groups(in_channels, out_channels, groups)
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride, self.padding = pair(kernel_size), pair(stride), pair(padding)
+        self.output_padding, self.dilation = pair(output_padding), pair(dilation)
+        self.padding_mode = padding_mode
+        _parameters(self, (in_channels, out_channels // groups) + self.kernel_size, out_channels, bias, device,
+                    dtype)
+
+    def reset_parameters(self) -> None:
+        reset_conv_parameters(self)
+
+    def _output_padding(self, input, output_size) -> tuple:
+        if output_size is None:
+            return self.output_padding
+        output_size = tuple(output_size)[-2:]
+        padding = []
+        for i in range(2):
+            smallest = ((input.shape[-2 + i] - 1) * self.stride[i] - 2 * self.padding[i]
+                        + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
+            extra = output_size[i] - smallest
+            if not 0 <= extra < max(self.stride[i], self.dilation[i]):
+                raise ValueError(f"requested an output size of {list(output_size)}, but valid sizes range from "
+                                 f"{smallest} to {smallest + self.stride[i] - 1} (for an input of "
+                                 f"{list(input.shape)[2:]})")
+            padding.append(extra)
+        return tuple(padding)
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)
+
+    def extra_repr(self) -> str:
+        return f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"

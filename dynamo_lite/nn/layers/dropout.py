@@ -1,4 +1,4 @@
-"""Dropout: zeroes random elements while training."""
+"""Dropout and Dropout2d: zero random elements (or channels) while training."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -28,6 +28,28 @@ class Dropout(Module):
 
     def forward(self, input):
         return F.dropout(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout2d(Module):
+    """During training, zero whole channels of (N, C, H, W) with probability ``p`` (rest scaled by ``1/(1-p)``).
+
+    Example:
+        >>> dl.nn.Dropout2d(0.5).eval()(dl.ones(1, 2, 2, 2)).sum().item()
+        8.0
+    """
+
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"

@@ -1,4 +1,4 @@
-"""Flatten: merges a range of dimensions into one."""
+"""Flatten and Unflatten: merge a range of dims into one, or split one dim into several."""
 from __future__ import annotations
 
 from ..module import Module
@@ -22,3 +22,25 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split dim ``dim`` into ``unflattened_size`` (the inverse of Flatten).
+
+    Example:
+        >>> dl.nn.Unflatten(1, (2, 5))(dl.zeros(3, 10)).shape
+        dl.Size([3, 2, 5])
+    """
+
+    def __init__(self, dim, unflattened_size):
+        super().__init__()
+        if not isinstance(dim, int):
+            raise TypeError(f"invalid argument: dim must be an int, got {type(dim).__name__}")
+        self.dim = dim
+        self.unflattened_size = tuple(unflattened_size)
+
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -1,4 +1,4 @@
-"""Pooling layers: MaxPool2d and AvgPool2d."""
+"""Pooling layers: MaxPool2d, AvgPool2d and the adaptive AdaptiveAvgPool2d, AdaptiveMaxPool2d."""
 from __future__ import annotations
 
 from .. import functional as F
@@ -72,3 +72,45 @@ class AvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average-pool to a fixed ``output_size`` whatever the input's (H, W).
+
+    Args:
+        output_size: int or pair; None in the pair keeps that input dim.
+
+    Example:
+        >>> dl.nn.AdaptiveAvgPool2d((1, 1))(dl.randn(2, 8, 7, 5)).shape
+        dl.Size([2, 8, 1, 1])
+    """
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.adaptive_avg_pool2d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool2d(Module):
+    """Max-pool to a fixed ``output_size`` (and the argmax indices with ``return_indices``).
+
+    Example:
+        >>> dl.nn.AdaptiveMaxPool2d(2)(dl.randn(2, 8, 7, 5)).shape
+        dl.Size([2, 8, 2, 2])
+    """
+
+    def __init__(self, output_size, return_indices: bool = False):
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input):
+        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"

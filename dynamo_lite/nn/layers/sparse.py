@@ -1,4 +1,4 @@
-"""Embedding: a lookup table from integer indices to vectors."""
+"""Embedding and EmbeddingBag: lookup tables from integer indices to vectors (or bag reductions)."""
 from __future__ import annotations
 
 import dynamo_lite as dl
@@ -78,3 +78,48 @@ class Embedding(Module):
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx}"
         return text
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embedding rows, without materializing the rows per bag.
+
+    ``forward(input, offsets=None, per_sample_weights=None)``: a 2-D ``input`` is one bag
+    per row; a 1-D ``input`` is split into bags starting at ``offsets``.
+
+    Example:
+        >>> bag = dl.nn.EmbeddingBag(10, 3, mode="sum")
+        >>> bag(dl.tensor([1, 2, 4, 5, 4, 3]), dl.tensor([0, 2])).shape
+        dl.Size([2, 3])
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False, _weight=None,
+                 include_last_offset: bool = False, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        if max_norm is not None:
+            raise NotImplementedError("EmbeddingBag(max_norm=...) is not supported")
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        self.mode, self.sparse = mode, sparse
+        self.include_last_offset, self.padding_idx = include_last_offset, padding_idx
+        if _weight is None:
+            self.weight = Parameter(dl.empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
+            self.reset_parameters()
+        else:
+            self.weight = Parameter(_weight)
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            init.zeros_(self.weight[self.padding_idx])
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, mode=self.mode, per_sample_weights=per_sample_weights,
+                               include_last_offset=self.include_last_offset, padding_idx=self.padding_idx)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
