@@ -2,7 +2,8 @@
 
 Run from the repository root:
 
-    python3 benchmarks/dispatch_overhead.py [--number 1000000] [--repeat 7]
+    OPENBLAS_NUM_THREADS=1 python3 -m benchmarks.dispatch_overhead [--number 1000000] [--repeat 7]
+                                                                   [--workloads tiny_fn,gpt]
 
 Every row calls a function ``f(x)`` whose body is ``return x`` on a 10-element tensor,
 so the numbers are the call machinery alone. Rows:
@@ -17,6 +18,18 @@ so the numbers are the call machinery alone. Rows:
 - dl.compile wrapper, eager-fallback entry: the cached decision "run the original body".
 
 The times are the minimum over repeats of ns per call, with the empty loop subtracted.
+
+Then, for real zoo workloads compiled with the numpy backend, the pieces of one cached
+call (medians of interleaved rounds, ``benchmarks/timing.py``), each timed alone:
+
+- wrapper: what ``dl.compile``'s wrapper adds (config activation; for a module,
+  ``Module.__call__`` and the bound ``forward``): the compiled call minus the dispatched one;
+- prologue + dispatch: the argument tuple, the dispatcher's cache loop and config
+  comparison: the dispatched call minus the guard and the entry;
+- guard: the entry's guard function on the call's values;
+- entry - graph: the transformed code around the graph (loading the graph's inputs,
+  rebuilding the return value);
+- graph: the backend callable alone.
 """
 from __future__ import annotations
 
@@ -29,7 +42,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from dynamo_lite.frames.api import compiled_function  # noqa: E402
+import dynamo_lite as dl  # noqa: E402
+from benchmarks.models import WORKLOADS  # noqa: E402
+from benchmarks.timing import measure  # noqa: E402
+from dynamo_lite.frames.api import compiled_function, default_hook  # noqa: E402
 from dynamo_lite.frames.runtime.cache import CacheEntry, fallback_entry  # noqa: E402
 from dynamo_lite.frames.runtime.context import CompileConfig  # noqa: E402
 from dynamo_lite.frames.runtime.hook import FrameHook  # noqa: E402
@@ -76,10 +92,87 @@ def measure_rows(rows, namespace, number: int, repeat: int) -> dict:
     return best
 
 
+class _Capture:
+    """A numpy backend that keeps the callable it returns and the inputs it was given."""
+
+    def __init__(self):
+        self.backend = dl.backends.lookup_backend("numpy")
+        self.graph = self.inputs = None
+
+    def __call__(self, gm, example_inputs):
+        self.graph, self.inputs = self.backend(gm, example_inputs), list(example_inputs)
+        return self.graph
+
+
+def call_pieces(name: str, rounds: int = 25) -> dict:
+    """µs per piece of one cached compiled call of zoo workload ``name`` (see the module doc)."""
+    dl.reset()
+    workload = WORKLOADS[name]
+    model, inputs = workload.make(), workload.make_inputs()
+    capture = _Capture()
+    compiled = dl.compile(model, backend=capture, fullgraph=True)
+    compiled(*inputs)
+    target = model.forward if isinstance(model, dl.nn.Module) else model
+    cache = default_hook.cache_for(target)
+    (entry,) = cache.entries
+    config = entry.config
+    n_args = len(cache.names) - cache.n_free
+    defaults = getattr(target, "__defaults__", None) or ()
+    bound = ((model,) if isinstance(model, dl.nn.Module) else ()) + tuple(inputs)
+    values = bound + tuple(defaults[len(defaults) - (n_args - len(bound)):]) if n_args > len(bound) else bound
+    graph, graph_inputs = capture.graph, capture.inputs
+
+    def dispatched():
+        with default_hook.activate(config):
+            return model(*inputs)
+
+    def activation_only():
+        with default_hook.activate(config):
+            pass
+
+    variants = {
+        "compiled call": lambda: compiled(*inputs),
+        "dispatched": dispatched,
+        "activation": activation_only,
+        "guard": lambda: entry.guard(values),
+        "entry": lambda: entry.run(*values),
+        "graph": lambda: graph(*graph_inputs),
+        "eager call": lambda: model(*inputs),
+    }
+    assert entry.guard(values), f"{name}: the guard must accept the call it was compiled for"
+    us = {k: t.median * 1e6 for k, t in measure(variants, rounds=rounds, target_seconds=0.01).items()}
+    dl.reset()
+    dispatched_alone = us["dispatched"] - us["activation"]
+    return {
+        "compiled call": us["compiled call"],
+        "eager call": us["eager call"],
+        "wrapper": us["compiled call"] - dispatched_alone,
+        "prologue + dispatch": dispatched_alone - us["guard"] - us["entry"],
+        "guard": us["guard"],
+        "entry - graph": us["entry"] - us["graph"],
+        "graph": us["graph"],
+        "outside the graph": us["compiled call"] - us["graph"],
+    }
+
+
+def print_call_pieces(names) -> None:
+    print("\npieces of one cached compiled call (numpy backend), median us:")
+    rows = {name: call_pieces(name) for name in names}
+    columns = list(next(iter(rows.values())))
+    print(f"{'':22s}" + "".join(f"{name:>12s}" for name in rows))
+    for column in columns:
+        print(f"{column:22s}" + "".join(f"{rows[name][column]:12.2f}" for name in rows))
+    for name, r in rows.items():
+        share = r["outside the graph"] / r["compiled call"]
+        print(f"{name}: {share:.0%} of the compiled call is outside the graph; "
+              f"compiled - eager = {r['compiled call'] - r['eager call']:.2f} us")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=1_000_000, help="calls per timing")
     parser.add_argument("--repeat", type=int, default=7, help="timings per row (the minimum is kept)")
+    parser.add_argument("--workloads", default="tiny_fn,gpt", help="zoo workloads whose call is split in pieces")
     args = parser.parse_args(argv)
 
     x = from_array(np.arange(10, dtype=np.float32))
@@ -123,6 +216,8 @@ def main(argv=None) -> None:
         print(f"  {name:38s} {value:8.1f} ns   (+{value - base:.1f} ns over a plain call)")
     hook.reset()
     eager_hook.reset()
+    if args.workloads:
+        print_call_pieces(args.workloads.split(","))
 
 
 if __name__ == "__main__":

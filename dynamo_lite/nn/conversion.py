@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..tensor.dtype import dtype as DType, float16, float32, float64
 from ..tensor.layout import _MemoryFormat
 from ..tensor.tensor import Tensor
+from .versioning import changed
 
 
 class ConversionMixin:
@@ -23,6 +24,7 @@ class ConversionMixin:
             for name, buf in module._buffers.items():
                 if buf is not None:
                     module._buffers[name] = fn(buf)
+            changed(module)
         return self
 
     def to(self, *args, **kwargs) -> "Module":

@@ -7,6 +7,9 @@ from ..tensor.tensor import Tensor
 from .conversion import ConversionMixin
 from .parameter import Parameter
 from .state_dict import StateDictMixin
+from .versioning import changed, init_tags, link, restore_links, state_without_links
+
+_MISSING = object()
 
 
 def _addindent(text: str, spaces: int) -> str:
@@ -60,6 +63,7 @@ class Module(StateDictMixin, ConversionMixin):
         setattr_(self, "_buffers", {})
         setattr_(self, "_non_persistent_buffers_set", set())
         setattr_(self, "_modules", {})
+        init_tags(self)
 
     # -- calling ---------------------------------------------------------------------
     def forward(self, *args, **kwargs):
@@ -85,6 +89,7 @@ class Module(StateDictMixin, ConversionMixin):
                 "(dl.nn.Parameter or None required)"
             )
         self._parameters[name] = param
+        changed(self)
 
     def register_buffer(self, name: str, tensor, persistent: bool = True) -> None:
         """Register a non-parameter tensor (e.g. running statistics) under ``name``.
@@ -105,6 +110,7 @@ class Module(StateDictMixin, ConversionMixin):
             self._non_persistent_buffers_set.discard(name)
         else:
             self._non_persistent_buffers_set.add(name)
+        changed(self)
 
     def add_module(self, name: str, module) -> None:
         """Register ``module`` (a Module or None) as a child under ``name``."""
@@ -113,9 +119,13 @@ class Module(StateDictMixin, ConversionMixin):
         exists = hasattr(self, name) if isinstance(name, str) else False
         _check_member_name("module", name, exists and name not in self._modules)
         self._modules[name] = module
+        link(self, module)
+        changed(self)
 
     register_module = add_module
 
+    # NOTE: [module version tags] (nn/versioning.py): every branch below that changes
+    # what a compiled graph may have read ends by retagging the module.
     def __setattr__(self, name: str, value) -> None:
         d = self.__dict__
         params = d.get("_parameters")
@@ -136,6 +146,7 @@ class Module(StateDictMixin, ConversionMixin):
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name, keep="_modules")
             self._modules[name] = value
+            link(self, value)
         elif name in d.get("_modules", ()):
             if value is not None:
                 raise TypeError(
@@ -151,7 +162,11 @@ class Module(StateDictMixin, ConversionMixin):
                 )
             self._buffers[name] = value
         else:
+            unchanged = d.get(name, _MISSING) is value
             object.__setattr__(self, name, value)
+            if unchanged:  # e.g. ``training = True`` again: nothing a graph read changed
+                return
+        changed(self)
 
     def _forget(self, name: str, keep: str) -> None:
         """Remove ``name`` from every other place an attribute may live."""
@@ -180,6 +195,13 @@ class Module(StateDictMixin, ConversionMixin):
             del self._modules[name]
         else:
             object.__delattr__(self, name)
+        changed(self)
+
+    def __getstate__(self):
+        return state_without_links(self)
+
+    def __setstate__(self, state) -> None:
+        restore_links(self, state)
 
     def __dir__(self):
         keys = list(object.__dir__(self))

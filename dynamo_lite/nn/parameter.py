@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..tensor.dtype import get_default_dtype
 from ..tensor.tensor import Tensor, empty_strided
+from .versioning import tensor_rebound
 
 
 def _alias(tensor: Tensor, cls=Tensor) -> Tensor:
@@ -77,6 +78,7 @@ class Parameter(Tensor):
         self._offset = value._offset
         self._dtype = value._dtype
         self._array_cache = None
+        tensor_rebound()  # NOTE: [module version tags]
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

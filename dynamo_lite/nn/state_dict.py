@@ -5,6 +5,7 @@ from collections import OrderedDict, namedtuple
 
 from ..tensor.tensor import Tensor
 from .parameter import Parameter, _alias
+from .versioning import changed
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -100,6 +101,7 @@ class StateDictMixin:
             current._set_data(value)
         else:
             self._buffers[name] = value
+            changed(self)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copy values from ``state_dict`` into this module's parameters and buffers.

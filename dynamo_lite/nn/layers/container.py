@@ -5,6 +5,7 @@ import operator
 from collections import OrderedDict
 
 from ..module import Module, _addindent
+from ..versioning import changed, link
 
 
 def _index_key(index, length: int) -> str:
@@ -46,6 +47,7 @@ class _ListLike(Module):
         self._modules.clear()
         for i, module in enumerate(modules):
             self._modules[str(i)] = module
+        changed(self)
 
     def append(self, module):
         """Add ``module`` at the end; returns ``self``."""
@@ -76,6 +78,8 @@ class _ListLike(Module):
         self._modules.clear()
         for i, m in enumerate(modules):
             self._modules[str(i)] = m
+        link(self, module)
+        changed(self)
 
     def pop(self, index: int = -1):
         """Remove and return the module at ``index``."""
@@ -202,6 +206,7 @@ class ModuleDict(Module):
 
     def __delitem__(self, key: str) -> None:
         del self._modules[key]
+        changed(self)
 
     def __len__(self) -> int:
         return len(self._modules)
@@ -214,6 +219,7 @@ class ModuleDict(Module):
 
     def clear(self) -> None:
         self._modules.clear()
+        changed(self)
 
     def pop(self, key: str) -> Module:
         value = self[key]
