@@ -5,6 +5,7 @@ from typing import Iterator
 
 from ..tensor.tensor import Tensor
 from .conversion import ConversionMixin
+from .hooks import HooksMixin, empty_hook_tables
 from .parameter import Parameter
 from .state_dict import StateDictMixin
 from .versioning import changed, init_tags, link, restore_links, state_without_links
@@ -32,7 +33,7 @@ def _check_member_name(kind: str, name, exists) -> None:
         raise KeyError(f"attribute '{name}' already exists")
 
 
-class Module(StateDictMixin, ConversionMixin):
+class Module(StateDictMixin, ConversionMixin, HooksMixin):
     """Base class for all neural-network modules.
 
     Assigning a ``Parameter``, a ``Module`` or (via ``register_buffer``) a Tensor to an
@@ -63,15 +64,19 @@ class Module(StateDictMixin, ConversionMixin):
         setattr_(self, "_buffers", {})
         setattr_(self, "_non_persistent_buffers_set", set())
         setattr_(self, "_modules", {})
+        for name, table in empty_hook_tables().items():
+            setattr_(self, name, table)
         init_tags(self)
 
     # -- calling ---------------------------------------------------------------------
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
-    # NOTE: [thin Module.__call__] No hooks: calling a module is exactly calling its
-    # forward, so the compiler can inline ``forward`` without modelling extra machinery.
+    # NOTE: [thin Module.__call__] Without hooks, calling a module is exactly calling its
+    # forward, so the compiler inlines ``forward``; see NOTE: [module hooks and the compiler].
     def _call_impl(self, *args, **kwargs):
+        if self._forward_pre_hooks or self._forward_hooks:
+            return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
     __call__ = _call_impl

@@ -21,6 +21,7 @@ What calls ``changed`` (the mutations covered):
   time; ``assign=True`` replaces buffers and rebinds parameters);
 - every edit of ``Sequential``/``ModuleList``/``ModuleDict`` (set, delete, insert,
   append, extend, pop, clear, update).
+- ``register_forward_pre_hook``/``register_forward_hook`` and ``remove()`` of their handles.
 
 A ``Parameter`` keeps its identity when its data is swapped (``p.data = t``,
 ``Module.to``): ``Parameter._set_data`` calls ``tensor_rebound()``, which bumps

@@ -5,7 +5,7 @@ import inspect
 import types
 
 from ...errors import Unsupported
-from ..guards import LENGTH_MATCH
+from ..guards import DICT_KEYS, LENGTH_MATCH
 from ..sources import AttrSource, ItemSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
 from .functions import UserMethodVariable
@@ -117,9 +117,23 @@ class NNModuleVariable(ObjectVariable):
         cls = type(self.value)
         from ....nn.module import Module
 
-        if cls.__call__ is Module.__call__:  # Module.__call__ only calls forward: inline that
+        if cls.__call__ is Module.__call__:
+            # See NOTE: [module hooks and the compiler]: without hooks, inline forward.
+            if self._has_hooks(tx):
+                return UserMethodVariable(Module._call_impl, self).call(tx, args, kwargs)
             return self.var_getattr(tx, "forward").call(tx, args, kwargs)
         return UserMethodVariable(cls.__call__, self).call(tx, args, kwargs)
+
+    def _has_hooks(self, tx) -> bool:
+        """Whether the module has forward hooks; the hook tables' keys are guarded."""
+        from ....nn.hooks import HOOK_TABLES
+
+        tables = {name: self.value.__dict__.get(name) for name in HOOK_TABLES}
+        if self.source is not None:
+            for name, table in tables.items():
+                if table is not None:
+                    tx.output.guards.add(AttrSource(self.source, name), DICT_KEYS, tuple(table))
+        return any(tables.values())
 
     def unpack(self, tx) -> list:
         from .builder import wrap
