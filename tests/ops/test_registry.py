@@ -197,6 +197,22 @@ SAMPLES.update({
     "baddbmm": lambda: dl.baddbmm(f32(3, 1), f32(2, 3, 4), f32(2, 4, 5), beta=0.5),
     "roll": lambda: (dl.roll(XT, 2), dl.roll(CL, (1, 2), (1, 3))),
     "repeat_interleave": lambda: (XT.repeat_interleave(2, 0), dl.repeat_interleave(INT, i64(4), 1), dl.repeat_interleave(X, 3)),
+    "sort": lambda: (XT.sort(0), CL.sort(1, descending=True), INT.sort()),
+    "topk": lambda: (XT.topk(2), CL.topk(1, dim=1, largest=False)),
+    "searchsorted": lambda: (dl.searchsorted(X[0].sort().values, XT), dl.searchsorted(X.sort().values, XT.t()[:3], right=True)),
+    "scatter": lambda: (dl.scatter(XT, 1, i64(3, 2, high=4), X), dl.scatter(XT, 0, i64(2, 4), value=1.0)),
+    "scatter_": lambda: fresh(XT).scatter_(1, i64(3, 2, high=4), X),
+    "scatter_add": lambda: dl.scatter_add(XT, 0, i64(2, 4), X),
+    "scatter_add_": lambda: fresh(XT).scatter_add_(0, i64(2, 4), X),
+    "scatter_reduce": lambda: (dl.scatter_reduce(XT, 0, i64(2, 4), X, "mean"),
+                               dl.scatter_reduce(INT, 1, i64(3, 3, high=4), INT, "amax", include_self=False)),
+    "scatter_reduce_": lambda: fresh(XT).scatter_reduce_(0, i64(2, 4), X, "prod"),
+    "index_fill": lambda: (XT.index_fill(1, i64(2, high=4), -1.0), CL.index_fill(1, i64(1), 0.5)),
+    "index_fill_": lambda: fresh(XT).index_fill_(0, i64(2), 2.0),
+    "nonzero": lambda: (dl.nonzero(XT > 0), dl.nonzero(CL)),
+    "masked_select": lambda: dl.masked_select(XT, mask(4)),
+    "unique": lambda: (dl.unique(INT, return_inverse=True, return_counts=True), dl.unique(i64(4, 2), dim=0)),
+    "bincount": lambda: (dl.bincount(i64(7, high=5)), dl.bincount(i64(4), f32(4), minlength=5)),
 })
 SAMPLES.update(NN_LAYER_SAMPLES)
 

@@ -1,0 +1,64 @@
+"""Numeric limits of dtypes: ``dl.finfo`` (floating) and ``dl.iinfo`` (integer), as torch reports them."""
+from __future__ import annotations
+
+import numpy as np
+
+from .dtype import as_dtype, get_default_dtype
+
+
+class finfo:
+    """Limits of a floating dtype (the default dtype when none is given).
+
+    Attributes: ``bits``, ``eps``, ``max``, ``min``, ``tiny`` (= ``smallest_normal``),
+    ``resolution``, ``dtype`` (its name).
+
+    Example:
+        >>> dl.finfo(dl.float16).max
+        65504.0
+    """
+
+    def __init__(self, type=None):
+        dt = get_default_dtype() if type is None else as_dtype(type)
+        if not dt.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
+        info = np.finfo(_limits_dtype(dt))
+        self.bits = dt.itemsize * 8
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = float(info.resolution)
+        self.dtype = dt.name
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype: ``bits``, ``min``, ``max``, ``dtype``.
+
+    Example:
+        >>> dl.iinfo(dl.int8).min
+        -128
+    """
+
+    def __init__(self, type):
+        dt = as_dtype(type)
+        if dt.is_floating_point or getattr(dt, "is_complex", False):
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        if dt.numpy.kind == "b":
+            raise TypeError(f"{dt!r} is not supported by torch.iinfo")
+        info = np.iinfo(dt.numpy)
+        self.bits = info.bits
+        self.min = int(info.min)
+        self.max = int(info.max)
+        self.dtype = dt.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
+def _limits_dtype(dt):
+    """The NumPy dtype whose limits ``dt`` shares (its own, or the real part's for complex)."""
+    return getattr(dt, "limits_numpy", dt.numpy)
