@@ -11,7 +11,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
     conversions, views, indexing, factories,
     pointwise, unary, comparison, reductions, normalization, linalg, shape_ops, conv, nn_ops,
 )
-from . import math_ops, contractions, rearrange, sorting, scattering, selection  # noqa: F401,E402  (tensor functions ported from torch's API)
+from . import math_ops, contractions, rearrange, sorting, scattering, selection, random_ops  # noqa: F401,E402  (tensor functions ported from torch's API)
 from . import adaptive_pool, conv_transpose, embedding_bags, resample  # noqa: F401,E402  (nn layers' ops)
 from .methods import TENSOR_METHODS, install_tensor_methods
 

@@ -32,10 +32,11 @@ from .rearrange import *  # noqa: F401,F403,E402
 from .sorting import *  # noqa: F401,F403,E402
 from .scattering import *  # noqa: F401,F403,E402
 from .selection import *  # noqa: F401,F403,E402
+from .random_ops import *  # noqa: F401,F403,E402
 from . import contractions as _contractions, math_ops as _math_ops, rearrange as _rearrange  # noqa: E402
-from . import scattering as _scattering, selection as _selection, sorting as _sorting  # noqa: E402
+from . import random_ops as _random_ops, scattering as _scattering, selection as _selection, sorting as _sorting  # noqa: E402
 
-API_MODULES += (_math_ops, _contractions, _rearrange, _sorting, _scattering, _selection)
+API_MODULES += (_math_ops, _contractions, _rearrange, _sorting, _scattering, _selection, _random_ops)
 from .adaptive_pool import *  # noqa: F401,F403,E402
 from .conv_transpose import *  # noqa: F401,F403,E402
 from .embedding_bags import *  # noqa: F401,F403,E402

@@ -16,7 +16,7 @@ METHOD_MODULES = (
     "pointwise", "unary", "comparison", "reductions", "normalization", "linalg", "shape_ops",
     "conv", "nn_ops",
     "views", "indexing", "factories", "conversions",
-    "math_ops", "contractions", "rearrange", "sorting", "scattering", "selection",
+    "math_ops", "contractions", "rearrange", "sorting", "scattering", "selection", "random_ops",
     "adaptive_pool", "conv_transpose", "embedding_bags", "resample",
 )
 

@@ -57,3 +57,62 @@ def test_kaiming_errors():
         init.kaiming_uniform_(dl.empty(2, 2), mode="fan_avg")
     with pytest.raises(ValueError, match="Unsupported nonlinearity"):
         init.kaiming_uniform_(dl.empty(2, 2), nonlinearity="swish")
+
+
+# -- torch's other initialisers (gains, fans and messages as torch 2.13 gives them) ----------
+def test_calculate_gain_table():
+    assert init.calculate_gain("conv_transpose2d") == 1.0 and init.calculate_gain("selu") == 0.75
+    assert init.calculate_gain("leaky_relu") == math.sqrt(2.0 / (1 + 0.01**2))
+    assert init.calculate_gain("leaky_relu", 0) == math.sqrt(2.0)
+    with pytest.raises(ValueError, match="negative_slope x not a valid number"):
+        init.calculate_gain("leaky_relu", "x")
+    with pytest.raises(ValueError, match=r"Mode foo not supported, please use one of \['fan_in', 'fan_out'\]"):
+        init.kaiming_uniform_(dl.empty(3, 4), mode="foo")
+
+
+def test_xavier_bounds_and_statistics():
+    dl.manual_seed(0)
+    t = init.xavier_uniform_(dl.empty(300, 200), gain=2.0)
+    bound = 2.0 * math.sqrt(6.0 / 500)
+    assert np.abs(t.numpy()).max() <= bound and np.abs(t.numpy()).max() > 0.99 * bound
+    t = init.xavier_normal_(dl.empty(300, 200, dtype=dl.float64))
+    assert abs(t.numpy().std() - math.sqrt(2.0 / 500)) < 0.002
+
+
+def test_kaiming_normal_statistics_and_empty_tensors():
+    dl.manual_seed(0)
+    t = init.kaiming_normal_(dl.empty(400, 50, 3), mode="fan_out", nonlinearity="relu")
+    assert abs(t.numpy().std() - math.sqrt(2.0 / 1200)) < 0.002
+    assert init.kaiming_uniform_(dl.empty(0, 3)).shape == (0, 3)  # a no-op, as torch
+
+
+def test_trunc_normal_stays_inside_and_matches_the_truncated_distribution():
+    dl.manual_seed(0)
+    t = init.trunc_normal_(dl.empty(200, 200, dtype=dl.float64), mean=1.0, std=2.0, a=0.0, b=3.0).numpy()
+    assert t.min() >= 0.0 and t.max() <= 3.0
+    # Mean of N(1, 4) truncated to [0, 3]: mu + sigma * (phi(alpha) - phi(beta)) / (Phi(beta) - Phi(alpha)).
+    alpha, beta = -0.5, 1.0
+    phi = lambda x: math.exp(-x * x / 2) / math.sqrt(2 * math.pi)  # noqa: E731
+    cdf = lambda x: (1 + math.erf(x / math.sqrt(2))) / 2  # noqa: E731
+    expected = 1.0 + 2.0 * (phi(alpha) - phi(beta)) / (cdf(beta) - cdf(alpha))
+    assert abs(t.mean() - expected) < 0.01
+
+
+def test_orthogonal_and_eye():
+    for shape in [(4, 6), (6, 4), (3, 2, 2)]:
+        w = init.orthogonal_(dl.empty(*shape, dtype=dl.float64), gain=2.0).numpy().reshape(shape[0], -1)
+        small = w @ w.T if w.shape[0] <= w.shape[1] else w.T @ w
+        np.testing.assert_allclose(small, 4.0 * np.eye(small.shape[0]), atol=1e-12)
+    assert init.eye_(dl.empty(2, 3)).tolist() == [[1, 0, 0], [0, 1, 0]]
+    with pytest.raises(ValueError, match="Only tensors with 2 dimensions are supported"):
+        init.eye_(dl.empty(3, 3, 3))
+    with pytest.raises(ValueError, match="Only tensors with 2 or more dimensions are supported"):
+        init.orthogonal_(dl.empty(3))
+
+
+def test_initialisers_are_reproducible_from_the_seed():
+    for fn in (init.xavier_uniform_, init.xavier_normal_, init.kaiming_normal_, init.trunc_normal_, init.orthogonal_):
+        dl.manual_seed(3)
+        a = fn(dl.empty(5, 4)).tolist()
+        dl.manual_seed(3)
+        assert fn(dl.empty(5, 4)).tolist() == a

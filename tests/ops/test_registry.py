@@ -213,6 +213,13 @@ SAMPLES.update({
     "masked_select": lambda: dl.masked_select(XT, mask(4)),
     "unique": lambda: (dl.unique(INT, return_inverse=True, return_counts=True), dl.unique(i64(4, 2), dim=0)),
     "bincount": lambda: (dl.bincount(i64(7, high=5)), dl.bincount(i64(4), f32(4), minlength=5)),
+    "multinomial": lambda: (dl.multinomial(XT.abs(), 2), dl.multinomial(X[0].abs(), 6, replacement=True)),
+    "bernoulli": lambda: (dl.bernoulli(XT.abs().clamp(max=1)), dl.bernoulli(CL, 0.5)),
+    "uniform_": lambda: fresh(XT).uniform_(-1, 1),
+    "normal_": lambda: fresh(XT).normal_(2, 3),
+    "exponential_": lambda: fresh(XT).exponential_(),
+    "bernoulli_": lambda: (fresh(XT).bernoulli_(0.2), fresh(XT).bernoulli_(X.abs().clamp(max=1))),
+    "random_": lambda: (fresh(XT).random_(10), fresh(INT).random_(-3, 3)),
 })
 SAMPLES.update(NN_LAYER_SAMPLES)
 
