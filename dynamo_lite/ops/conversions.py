@@ -240,14 +240,6 @@ def _len(self) -> int:
     return self._sizes[0]
 
 
-def _iter(self):
-    if self.ndim == 0:
-        raise TypeError("iteration over a 0-d tensor")
-    from .views import unbind
-
-    return iter(unbind(self, 0))
-
-
 def _repr(self, *, tensor_contents=None) -> str:
     arr = self._array()
     host = arr if isinstance(arr, np.ndarray) else arr.get()
@@ -285,7 +277,6 @@ METHODS = {
     "__int__": _int,
     "__index__": _index,
     "__len__": _len,
-    "__iter__": _iter,
     "__repr__": _repr,
     "__str__": _repr,
     "__format__": _format,

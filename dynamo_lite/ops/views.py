@@ -353,6 +353,12 @@ def unbind(input, dim: int = 0) -> tuple:
     return tuple(OPS["select"](input, dim, i) for i in range(input._sizes[dim]))
 
 
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(unbind(self, 0))
+
+
 def movedim(input, source, destination):
     """Move dims ``source`` to positions ``destination`` (ints or sequences), as a permute."""
     return OPS["permute"](input, rules.movedim_order(_ndim(input), source, destination))
@@ -400,6 +406,7 @@ METHODS = {
     "chunk": chunk,
     "split": split,
     "unbind": unbind,
+    "__iter__": _iter,
     "movedim": movedim,
     "moveaxis": moveaxis,
     "detach": detach,
