@@ -1,37 +1,13 @@
 """dl.explain: compile a call once, in isolation, and report graphs, breaks and guards."""
 from __future__ import annotations
 
-import copy
-import linecache
 from dataclasses import dataclass, field
 
-from .translate import debug
+from ..backends.registry import resolve_backend
+from . import api
+from .report import BreakReason
 from .runtime.context import CompileConfig
-
-
-@dataclass
-class BreakReason:
-    """Why part of the program was not captured, where, and what to do about it."""
-
-    reason: str
-    filename: str | None
-    lineno: int | None
-    hint: str = ""
-
-    @property
-    def source_line(self) -> str:
-        if not self.filename or not self.lineno:
-            return ""
-        return linecache.getline(self.filename, self.lineno).strip()
-
-    def __str__(self) -> str:
-        where = f"{self.filename}:{self.lineno}" if self.filename else "<unknown>"
-        text = f"{self.reason}\n    at {where}"
-        if self.source_line:
-            text += f"\n        {self.source_line}"
-        if self.hint:
-            text += f"\n    hint: {self.hint}"
-        return text
+from .translate import debug
 
 
 @dataclass
@@ -93,13 +69,13 @@ class ExplainBackend:
         return self.compiler(gm, example_inputs)
 
     def observe_translation(self, request, entry) -> None:
-        info = debug.with_diffs(entry.info)
-        self.out.graphs.extend(info.get("graphs", ()))
-        self.out.break_reasons.extend(info.get("break_reasons", ()))
-        self.out.guards.append(info.get("guards", ""))
-        if info.get("bytecode_diff"):
-            self.out.bytecode_diffs.append(info["bytecode_diff"])
-        self.out.compile_times.append(info.get("compile_time_s", 0.0))
+        report = debug.with_diffs(entry.report)
+        self.out.graphs.extend(report.graphs)
+        self.out.break_reasons.extend(report.break_reasons)
+        self.out.guards.append(report.guards)
+        if report.bytecode_diff:
+            self.out.bytecode_diffs.append(report.bytecode_diff)
+        self.out.compile_times.append(report.compile_time_s)
 
 
 def explain(fn, *, backend="eager"):
@@ -123,25 +99,19 @@ def explain(fn, *, backend="eager"):
         >>> report = dl.explain(model)(x)
         >>> print(report.graph_count, report.break_reasons)
     """
-    from ..backends.registry import resolve_backend
-    from .api import _compile, default_hook
-
     def run(*args, **kwargs) -> ExplainOutput:
         out = ExplainOutput()
         compiler, name = resolve_backend(backend)
         config = CompileConfig(ExplainBackend(compiler, out), f"explain({name})")
-        hook = default_hook
-        saved_stats = copy.deepcopy(hook.stats.__dict__)
-        try:
-            out.result = _compile(fn, config, hook)(*args, **kwargs)
-        finally:
-            internal = [r for r in hook.stats.fallbacks if r not in saved_stats["fallbacks"]
-                        and r.reason.startswith("internal compiler error")]
-            out.break_reasons.extend(BreakReason(r.reason, r.filename, r.lineno) for r in internal)
-            with hook._lock:
-                for cache in list(hook._caches.values()):
-                    cache.entries = tuple(e for e in cache.entries if e.config is not config)
-                hook.stats.__dict__.update(saved_stats)
+        hook = api.default_hook  # read per call: tests swap in their own hook
+        with hook.stats.saved() as before:
+            try:
+                out.result = api._compile(fn, config, hook)(*args, **kwargs)
+            finally:
+                internal = [r for r in hook.stats.fallbacks if r not in before.fallbacks
+                            and r.reason.startswith("internal compiler error")]
+                out.break_reasons.extend(BreakReason(r.reason, r.filename, r.lineno) for r in internal)
+                hook.drop_entries(config)
         return out
 
     return run

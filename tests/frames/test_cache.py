@@ -7,6 +7,7 @@ import pytest
 from dynamo_lite.frames.runtime.cache import CacheEntry, CodeCache, fallback_entry
 from dynamo_lite.frames.runtime.context import CompileConfig
 from dynamo_lite.frames.errors import Unsupported
+from dynamo_lite.frames.report import TranslationReport
 from dynamo_lite.frames.runtime.hook import FrameHook
 from dynamo_lite.frames.runtime.stats import CompileStats, FallbackRecord, StatsSnapshot
 
@@ -33,7 +34,7 @@ def type_guarded_entry(request, runs, graphs=0):
         run=run,
         describe_failure=describe,
         config=request.config,
-        info={"graphs": ["g"] * graphs},
+        report=TranslationReport(graphs=["g"] * graphs),
     )
 
 

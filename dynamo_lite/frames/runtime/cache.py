@@ -5,6 +5,7 @@ import types
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..report import TranslationReport
 from .context import CompileConfig
 
 
@@ -20,16 +21,15 @@ class CacheEntry:
         describe_failure: ``describe_failure(values)`` -> the first failing guard in words
             (``"x.shape[0]: expected 64, got 32"``), or None if every guard passes.
         config: the compile configuration the entry was made under.
-        info: what explain/debug show: ``"graphs"`` (list of graph modules; counted in
-            ``dl.stats().graph_count``), guards text, bytecode diff, break reasons,
-            ``"fallback_reason"`` for eager entries.
+        report: what the translation produced (graphs, guards, break reasons, the
+            fallback reason of an eager entry), read by the hook, debug mode and explain.
     """
 
     guard: Callable[[tuple], bool]
     run: Callable | None
     describe_failure: Callable[[tuple], str | None]
     config: CompileConfig
-    info: dict = field(default_factory=dict)
+    report: TranslationReport = field(default_factory=TranslationReport)
 
 
 def _always(values) -> bool:
@@ -42,7 +42,7 @@ def _never_fails(values) -> None:
 
 def fallback_entry(config: CompileConfig, reason: str) -> CacheEntry:
     """An entry that accepts every call and runs the original body (cached eager fallback)."""
-    return CacheEntry(_always, None, _never_fails, config, {"fallback_reason": reason})
+    return CacheEntry(_always, None, _never_fails, config, TranslationReport(fallback_reason=reason))
 
 
 def _same_config(entry: CacheEntry, config: CompileConfig) -> bool:

@@ -221,6 +221,12 @@ class FrameHook:
             bytecode_log.debug("instrumented %s", cache.where)
             return cache.instrumented
 
+    def drop_entries(self, config: CompileConfig) -> None:
+        """Remove every cache entry made under ``config`` (this very object) from every cache."""
+        with self._lock:
+            for cache in self._caches.values():
+                cache.entries = tuple(entry for entry in cache.entries if entry.config is not config)
+
     def original_code(self, code: types.CodeType) -> types.CodeType:
         """The code before instrumentation."""
         return original_code(code)
@@ -326,10 +332,10 @@ class FrameHook:
             entry = self._translate_frame(key, values, config, f_globals, cells)
             key.add(entry)
             if entry.run is None:
-                self._record_fallback(key, entry.info.get("fallback_reason", "translator chose eager"))
+                self._record_fallback(key, entry.report.fallback_reason or "translator chose eager")
             else:
                 self.stats.frames_compiled += 1
-                self.stats.graph_count += len(entry.info.get("graphs", ()))
+                self.stats.graph_count += len(entry.report.graphs)
             return entry
 
     def _translate_frame(self, key, values, config, f_globals, cells=()) -> CacheEntry:

@@ -1,6 +1,7 @@
 """Compile counters kept by the frame hook and the snapshot ``dl.stats()`` returns."""
 from __future__ import annotations
 
+import contextlib
 from dataclasses import asdict, dataclass, fields
 
 
@@ -90,6 +91,29 @@ class CompileStats:
         self.graph_count = 0
         self.fallbacks: list[FallbackRecord] = []
         self.guard_failures: list[GuardFailureRecord] = []
+
+    @contextlib.contextmanager
+    def saved(self):
+        """``with stats.saved() as before:`` counters are put back as they were on exit.
+
+        ``before`` is the snapshot taken on entry (to tell what the block added).
+
+        Example:
+            >>> with hook.stats.saved() as before:
+            ...     run_something_compiled()
+            ...     added = hook.stats.fallbacks[len(before.fallbacks):]
+        """
+        before = self.snapshot()
+        try:
+            yield before
+        finally:
+            self.restore(before)
+
+    def restore(self, snapshot: StatsSnapshot) -> None:
+        """Set every counter to its value in ``snapshot``."""
+        for item in fields(snapshot):
+            value = getattr(snapshot, item.name)
+            setattr(self, item.name, list(value) if isinstance(value, tuple) else value)
 
     def snapshot(self) -> StatsSnapshot:
         """An immutable copy of the counters."""

@@ -10,6 +10,7 @@ from ..runtime.cache import CacheEntry
 from ..bytecode.codegen import TransformedCodeBuilder
 from ..runtime.context import FrameRequest
 from ..errors import Unsupported
+from ..report import BreakReason, TranslationReport
 from .graph_break import BreakPlan, log_break
 from ..tracing.guards import ID_MATCH, compile_guards
 from ..tracing.output_graph import OutputGraph
@@ -40,8 +41,9 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
             raise
         exc.located(request.code.co_filename, request.code.co_firstlineno)
         guards = _compile_guards(output, request)
-        info = {"fallback_reason": str(exc), "break_reasons": [_break_reason(exc)], "guards": output.guards.text()}
-        entry = CacheEntry(guards.check, None, guards.describe_failure, request.config, info)
+        report = TranslationReport(fallback_reason=str(exc), break_reasons=[_break_reason(exc)],
+                                   guards=output.guards.text(), original_code=request.code)
+        entry = CacheEntry(guards.check, None, guards.describe_failure, request.config, report)
     observe = getattr(request.config.backend, "observe_translation", None)
     if observe is not None:  # dl.explain's backend records every translation
         observe(request, entry)
@@ -103,19 +105,18 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
     run = builder.build_function(request.f_globals)
 
     compiled_guards = _compile_guards(output, request)
-    info = {
-        "graphs": graphs,
-        "guards": output.guards.text(),
-        "guard_code": compiled_guards.source_code,
-        "original_code": code,
-        "transformed_code": run.__code__,
-        "compile_time_s": time.perf_counter() - started,
-        "break_reasons": break_reasons,
-        # (code of a resume function, where it comes from): their diffs are made on demand.
-        "resume_codes": [(c, resume_functions.origins[c]) for c in (plan.resume_codes if plan else ())],
-    }
-    debug.report(request, info)
-    return CacheEntry(compiled_guards.check, run, compiled_guards.describe_failure, request.config, info)
+    report = TranslationReport(
+        graphs=graphs,
+        guards=output.guards.text(),
+        guard_code=compiled_guards.source_code,
+        original_code=code,
+        transformed_code=run.__code__,
+        compile_time_s=time.perf_counter() - started,
+        break_reasons=break_reasons,
+        resume_codes=[(c, resume_functions.origins[c]) for c in (plan.resume_codes if plan else ())],
+    )
+    debug.report(request, report)
+    return CacheEntry(compiled_guards.check, run, compiled_guards.describe_failure, request.config, report)
 
 
 def _emit_graph(builder, output, request, live: list) -> list:
@@ -147,7 +148,5 @@ def _graph_outputs(variables: list) -> list:
     return list(nodes)
 
 
-def _break_reason(reason: Unsupported):
-    from ..explain import BreakReason
-
+def _break_reason(reason: Unsupported) -> BreakReason:
     return BreakReason(reason.reason, reason.filename, reason.lineno, reason.hint)

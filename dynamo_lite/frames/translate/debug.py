@@ -4,9 +4,11 @@ from __future__ import annotations
 import difflib
 import dis
 import io
+import re
 import sys
 
 from ..logs import bytecode_log, graph_log, guards_log
+from ..report import TranslationReport
 
 
 def disassemble(code) -> list:
@@ -31,48 +33,46 @@ def bytecode_diff(original, transformed) -> str:
 
 def _strip_addresses(lines: list) -> list:
     """Drop ``at 0x...`` so that diffs compare instructions, not object addresses."""
-    import re
-
     return [re.sub(r" at 0x[0-9a-f]+", "", line) for line in lines]
 
 
-def with_diffs(info: dict) -> dict:
-    """Add the bytecode diffs of a translation to its ``info`` (made only when someone
-    reads them: debug mode, the bytecode log, dl.explain) and return it."""
-    if "bytecode_diff" not in info and "transformed_code" in info:
-        info["bytecode_diff"] = bytecode_diff(info["original_code"], info["transformed_code"])
-        info["resume_diffs"] = [
+def with_diffs(report: TranslationReport) -> TranslationReport:
+    """Fill in the bytecode diffs of a translation (made only when someone reads them:
+    debug mode, the bytecode log, dl.explain) and return its report."""
+    if report.bytecode_diff is None and report.transformed_code is not None:
+        report.bytecode_diff = bytecode_diff(report.original_code, report.transformed_code)
+        report.resume_diffs = [
             {"name": code.co_name, "offset": origin.offset, "diff": bytecode_diff(origin.code, code)}
-            for code, origin in info.get("resume_codes", ())
+            for code, origin in report.resume_codes
         ]
-    return info
+    return report
 
 
-def render(info: dict, name: str) -> str:
+def render(report: TranslationReport, name: str) -> str:
     """The debug report of one translation: bytecode diff, graphs, guards."""
-    with_diffs(info)
-    parts = [f"==== dynamo_lite: compiled frame {name} ====", "---- bytecode diff ----", info["bytecode_diff"]]
-    for extra in info.get("resume_diffs", ()):
+    with_diffs(report)
+    parts = [f"==== dynamo_lite: compiled frame {name} ====", "---- bytecode diff ----", report.bytecode_diff]
+    for extra in report.resume_diffs:
         parts += [f"---- resume function {extra['name']} (original offset {extra['offset']}) ----", extra["diff"]]
-    for i, gm in enumerate(info.get("graphs", ())):
+    for i, gm in enumerate(report.graphs):
         parts += [f"---- graph {i} ----", gm.print_readable(print_output=False)]
         # NOTE: [backend code in debug output] a backend that generates code leaves it
         # on the GraphModule as ``backend_code`` (the numpy backend's function).
         if getattr(gm, "backend_code", None):
             parts += [f"---- backend code of graph {i} ----", gm.backend_code.rstrip("\n")]
-    parts += ["---- guards ----", info.get("guards", "")]
+    parts += ["---- guards ----", report.guards]
     return "\n".join(parts)
 
 
-def report(request, info: dict) -> None:
+def report(request, translation: TranslationReport) -> None:
     """Print (debug=True) or log the translation, as switched by the config and loggers."""
     name = request.code.co_qualname if hasattr(request.code, "co_qualname") else request.code.co_name
     if request.config.debug:
-        print(render(info, name), file=sys.stderr)
+        print(render(translation, name), file=sys.stderr)
     if bytecode_log.isEnabledFor(10):
-        bytecode_log.debug("bytecode of %s:\n%s", name, with_diffs(info)["bytecode_diff"])
+        bytecode_log.debug("bytecode of %s:\n%s", name, with_diffs(translation).bytecode_diff)
     if graph_log.isEnabledFor(10):
-        for gm in info.get("graphs", ()):
+        for gm in translation.graphs:
             graph_log.debug("graph of %s:\n%s", name, gm.print_readable(print_output=False))
     if guards_log.isEnabledFor(10):
-        guards_log.debug("guards of %s:\n%s", name, info.get("guards", ""))
+        guards_log.debug("guards of %s:\n%s", name, translation.guards)
