@@ -11,9 +11,10 @@ from .runtime.context import CompileConfig
 from .runtime.hook import FrameHook
 from .logs import log
 from .runtime.stats import StatsSnapshot
+from .translate.convert import convert_frame
 
 # The process's frame hook: every dl.compile'd function shares its caches and counters.
-default_hook = FrameHook()
+default_hook = FrameHook(convert_frame)
 
 
 def compile(fn=None, *, backend="auto", fullgraph: bool = False, dynamic: bool | None = None, debug: bool = False):

@@ -10,9 +10,9 @@ import traceback
 import pytest
 
 from dynamo_lite.frames.bytecode import compat
-from dynamo_lite.frames.runtime.cache import CacheEntry, fallback_entry
+from dynamo_lite.frames.runtime.cache import CacheEntry, cache_of, fallback_entry, original_code
 from dynamo_lite.frames.runtime.context import CompileConfig
-from dynamo_lite.frames.runtime.hook import SENTINEL, FrameHook, argument_names, cache_of, original_code
+from dynamo_lite.frames.runtime.hook import SENTINEL, FrameHook, argument_names
 
 CONFIG = CompileConfig(backend=lambda gm, example_inputs: gm.forward, backend_name="fake")
 
@@ -410,7 +410,7 @@ def test_disable_restores_an_instrumented_function(hook):
 
 
 def test_prologue_uses_the_version_tables():
-    code = FrameHook().instrument_code(plain.__code__)
+    code = FrameHook(FakeTranslator()).instrument_code(plain.__code__)
     names = {i.opname for i in dis.get_instructions(code)}
     assert compat.POP_JUMP_IF_NONE in names and compat.POP_JUMP_IF_TRUE in names
     assert ("PRECALL" in names) == compat.CALL_CONVENTION.precall

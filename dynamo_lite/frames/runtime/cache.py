@@ -45,6 +45,20 @@ def fallback_entry(config: CompileConfig, reason: str) -> CacheEntry:
     return CacheEntry(_always, None, _never_fails, config, TranslationReport(fallback_reason=reason))
 
 
+def cache_of(code: types.CodeType) -> CodeCache | None:
+    """The ``CodeCache`` an instrumented code carries as its key, or None for plain code."""
+    for const in code.co_consts:
+        if type(const) is CodeCache:
+            return const
+    return None
+
+
+def original_code(code: types.CodeType) -> types.CodeType:
+    """The code before instrumentation (``code`` itself if it is not instrumented)."""
+    cache = cache_of(code)
+    return code if cache is None else cache.code
+
+
 def _same_config(entry: CacheEntry, config: CompileConfig) -> bool:
     return entry.config is config or entry.config == config
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 import threading
 import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
-if TYPE_CHECKING:
-    from .hook import FrameHook
+from ..bytecode.resume import ResumeFunctions
 
 
 @dataclass(frozen=True)
@@ -30,6 +29,22 @@ class CompileConfig:
     debug: bool = False
 
 
+class TranslatorHook(Protocol):
+    """What the translator may ask of the hook that called it (``FrameHook`` is one).
+
+    The hook sits above the translator and is handed to it in each ``FrameRequest``;
+    this protocol names the part the translator uses, so neither imports the other.
+    """
+
+    resume_functions: ResumeFunctions  # graph breaks' continuations, shared by all frames
+
+    def instrument(self, fn) -> bool:
+        """Give ``fn`` the dispatch prologue (a callee run eagerly after a graph break)."""
+
+    def is_disabled(self, fn_or_code) -> bool:
+        """True if ``dl.disable`` marked this function (it is called, never inlined)."""
+
+
 @dataclass
 class FrameRequest:
     """What the dispatcher hands the translator on a cache miss.
@@ -50,7 +65,7 @@ class FrameRequest:
     names: tuple[str, ...]
     values: tuple
     config: CompileConfig
-    hook: "FrameHook"
+    hook: TranslatorHook
     cells: tuple = ()
 
 

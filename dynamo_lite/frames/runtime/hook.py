@@ -33,8 +33,9 @@ from typing import Callable
 
 from bytecode import Bytecode, CellVar, Instr, Label
 
+from ... import config
 from ..bytecode import compat
-from .cache import CacheEntry, CodeCache, fallback_entry
+from .cache import CacheEntry, CodeCache, cache_of, fallback_entry, original_code
 from .context import Activation, CompileConfig, FrameRequest, FrameState, Suspension
 from ..errors import Unsupported
 from ..logs import bytecode_log, graph_breaks_log, log, recompiles_log
@@ -61,20 +62,6 @@ def argument_names(code: types.CodeType) -> tuple[str, ...]:
     count = code.co_argcount + code.co_kwonlyargcount
     count += sum(1 for flag in _VARARG_FLAGS if code.co_flags & flag)
     return code.co_varnames[:count]
-
-
-def cache_of(code: types.CodeType) -> CodeCache | None:
-    """The ``CodeCache`` an instrumented code carries as its key, or None for plain code."""
-    for const in code.co_consts:
-        if type(const) is CodeCache:
-            return const
-    return None
-
-
-def original_code(code: types.CodeType) -> types.CodeType:
-    """The code before instrumentation (``code`` itself if it is not instrumented)."""
-    cache = cache_of(code)
-    return code if cache is None else cache.code
 
 
 def not_instrumentable(code: types.CodeType) -> str | None:
@@ -144,8 +131,9 @@ class FrameHook:
     their own with a fake translator.
 
     Args:
-        translate: ``translate(FrameRequest) -> CacheEntry``; defaults to
-            ``dynamo_lite.frames.translate.convert.convert_frame``.
+        translate: ``translate(FrameRequest) -> CacheEntry``, called on a cache miss
+            (``dl.compile``'s hook gets ``frames.translate.convert.convert_frame``; the
+            hook sits above the translator and never imports it).
         settings: where ``cache_size_limit`` is read (default ``dynamo_lite.config``).
 
     Example:
@@ -155,12 +143,10 @@ class FrameHook:
         >>> hook.reset()                        # f.__code__ is the original again
     """
 
-    def __init__(self, translate: Callable[[FrameRequest], CacheEntry] | None = None, settings=None):
-        if settings is None:
-            from ... import config as settings
+    def __init__(self, translate: Callable[[FrameRequest], CacheEntry], settings=None):
         self.state = FrameState()
         self.stats = CompileStats()
-        self.settings = settings
+        self.settings = config if settings is None else settings
         self.generation = 0  # bumped by reset(); wrappers re-instrument when it changes
         self._translate = translate
         self._lock = threading.RLock()
@@ -341,12 +327,9 @@ class FrameHook:
     def _translate_frame(self, key, values, config, f_globals, cells=()) -> CacheEntry:
         code = key.code
         request = FrameRequest(code, f_globals, key.names, values, config, self, cells)
-        translate = self._translate
-        if translate is None:
-            from ..translate.convert import convert_frame as translate
         try:
             with self.suspended():
-                return translate(request)
+                return self._translate(request)
         except Unsupported as exc:
             exc.located(code.co_filename, code.co_firstlineno)
             if config.fullgraph:

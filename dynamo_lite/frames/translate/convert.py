@@ -14,7 +14,6 @@ from ..report import BreakReason, TranslationReport
 from .graph_break import BreakPlan, log_break
 from ..tracing.guards import ID_MATCH, compile_guards
 from ..tracing.output_graph import OutputGraph
-from ..bytecode.resume import ResumeFunctions
 from ..tracing.sources import AttrSource, ConstSource, LocalSource
 from .translator import GraphBreak, InstructionTranslator
 from ..tracing.variables.base import CellVariable
@@ -63,7 +62,7 @@ def _compile_guards(output, request):
 def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
     started = time.perf_counter()
     code = request.code
-    resume_functions = request.hook.resume_functions if request.hook is not None else ResumeFunctions()
+    resume_functions = request.hook.resume_functions
     tx = InstructionTranslator(code, request.f_globals, {}, output, allow_breaks=not request.config.fullgraph)
     free = set(code.co_freevars)
     for name, value in zip(request.names, request.values):
@@ -84,7 +83,7 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
         has_work = any(node.op == "call_function" for node in output.graph.nodes) or len(output.side_effects)
         plan = BreakPlan(tx, graph_break.snapshot, graph_break.reason, resume_functions, request.f_globals, has_work, request.cells)
         callee = getattr(reason, "callee", None)
-        if callee is not None and request.hook is not None:
+        if callee is not None:
             request.hook.instrument(callee)  # its own frame compiles when the eager call runs it
         break_reasons.append(_break_reason(reason))
         log_break(code, reason)

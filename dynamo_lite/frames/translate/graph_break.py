@@ -7,7 +7,7 @@ from ..bytecode import compat as V
 from ..errors import Unsupported
 from ..bytecode.liveness import live_locals
 from ..logs import graph_breaks_log
-from ..runtime.hook import original_code
+from ..runtime.cache import original_code
 from ..bytecode.resume import real_instructions
 from ..tracing.variables.base import CellVariable, NullVariable
 from ..tracing.variables.containers import IteratorVariable
