@@ -5,6 +5,7 @@ import builtins
 import types
 from dataclasses import dataclass
 
+from . import guard_tree
 from .sources import Source
 
 # Guard kinds, in the order a person reads them.
@@ -51,8 +52,6 @@ def describe_object(obj) -> str:
     return f"<{type(obj).__name__} at {id(obj):#x}>"
 
 
-
-
 class GuardSet:
     """The guards of one cache entry, deduplicated and in creation order."""
 
@@ -82,51 +81,44 @@ class CompiledGuards:
     source_code: str
 
 
-def compile_guards(guards: GuardSet, names: tuple, f_globals: dict) -> CompiledGuards:
-    """Compile every guard into one Python function ``check(values) -> bool``."""
-    constants: dict = {}
-    clauses = []
+def compile_guards(guards: GuardSet, names: tuple, f_globals: dict, values: tuple | None = None) -> CompiledGuards:
+    """Compile the guards into one function ``check(values) -> bool`` (see NOTE: [guard tree]).
+
+    Args:
+        guards: the entry's guards.
+        names: the frame's argument and free-variable names (``check`` unpacks its
+            ``values`` into locals of these names).
+        f_globals: the frame's globals (``GlobalSource``).
+        values: the values the guards were made for: with them, module members are read
+            directly and module subtrees are guarded by version tags.
+    """
+    constants = {"__dl_G": f_globals, "__dl_B": builtins.__dict__}
     for guard in guards:
-        clauses.append(_KINDS[guard.kind].code(guard.source.expr(), guard.expected, lambda v: _constant_name(constants, v)))
         constants.update(guard.source.constants())
-        if isinstance(guard.expected, Source):
-            constants.update(guard.expected.constants())
-    unpack = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = __dl_values\n" if names else ""
-    body = " and ".join(clauses) if clauses else "True"
-    source = (
-        "def check(__dl_values):\n"
-        f"{unpack}"
-        "    try:\n"
-        f"        return {body}\n"
-        "    except Exception:\n"
-        "        return False\n"
-    )
-    namespace = {"__dl_G": f_globals, "__dl_B": builtins.__dict__, **constants}
+        for other in _KINDS[guard.kind].sources(guard.expected):
+            constants.update(other.constants())
+    roots, nodes = guard_tree.build(guards, names, values, f_globals, _KINDS)
+    source, constants = guard_tree.generate(roots, nodes, list(guards), names, _KINDS, constants)
+    namespace: dict = {}
     exec(compile(source, "<dynamo_lite guards>", "exec"), namespace)
-    check = namespace["check"]
+    check = namespace["__dl_make"](constants)
 
     def describe_failure(values) -> str | None:
         local_ns = dict(zip(names, values))
         for guard in guards:
             try:
-                actual = eval(guard.source.expr(), namespace, local_ns)
+                actual = eval(guard.source.expr(), constants, local_ns)
             except Exception as exc:
                 return f"{guard.source.name()}: could not be read ({type(exc).__name__}: {exc})"
             expected = guard.expected
             if guard.kind == ID_MATCH_SOURCE:  # compared with another source's current value
-                expected = eval(expected.expr(), namespace, local_ns)
+                expected = eval(expected.expr(), constants, local_ns)
             words = _KINDS[guard.kind].explain(guard.source.name(), actual, expected, guard.expected)
             if words is not None:
                 return words
         return None
 
     return CompiledGuards(check, describe_failure, source)
-
-
-def _constant_name(constants: dict, value) -> str:
-    name = f"__dl_c{len(constants)}"
-    constants[name] = value
-    return name
 
 
 def _tensor_code(e: str, expected, const) -> str:
@@ -142,15 +134,32 @@ def _unless(holds: bool, words: str) -> str | None:
     return None if holds else words
 
 
+def _no_sources(expected) -> tuple:
+    return ()
+
+
 @dataclass(frozen=True)
 class GuardKind:
-    """How one kind of guard is checked (``code``: a Python expression over the source's
-    expression ``e``, with ``const(value)`` naming a constant), shown to people (``text``)
-    and explained when it fails (``explain(name, actual, expected, recorded)``)."""
+    """How one kind of guard is checked, shown and explained; one entry of ``_KINDS``.
+
+    Attributes:
+        code: ``code(e, expected, name)``: a Python expression that is true when the
+            guard holds, over ``e`` (the local holding the source's value); ``name(value)``
+            names a constant, ``name.load(source)`` the local of another source.
+        text: ``text(name, expected)``: the guard for people.
+        explain: ``explain(name, actual, expected, recorded)``: None when it holds, else
+            why not, in words.
+        coverage: whether a module's version tag can vouch for it (NOTE: [guard tree]):
+            ``"value"`` (identity, type, constant value of a module member), ``"structure"``
+            (length/keys of a module container or table) or None (checked on every call).
+        sources: ``sources(expected)``: other sources the check reads.
+    """
 
     code: object
     text: object
     explain: object
+    coverage: str | None = None
+    sources: object = _no_sources
 
 
 _KINDS = {
@@ -159,6 +168,7 @@ _KINDS = {
         lambda name, t: f"type({name}) is {t.__qualname__}",
         lambda name, actual, t, _: _unless(
             type(actual) is t, f"type({name}): expected {t.__qualname__}, got {type(actual).__qualname__}"),
+        coverage="value",
     ),
     ID_MATCH: GuardKind(
         lambda e, obj, const: f"{e} is {const(obj)}",
@@ -166,12 +176,14 @@ _KINDS = {
         lambda name, actual, obj, _: _unless(actual is obj, (
             f"{name}: expected the same object as when compiled ({type(obj).__name__} at {id(obj):#x}), "
             f"got {type(actual).__name__} at {id(actual):#x}")),
+        coverage="value",
     ),
     CONSTANT_MATCH: GuardKind(
         lambda e, v, const: f"(type({e}) is {const(type(v))} and {e} == {const(v)})",
         lambda name, v: f"{name} == {v!r}",
         lambda name, actual, v, _: _unless(
             type(actual) is type(v) and actual == v, f"{name}: expected {v!r}, got {actual!r}"),
+        coverage="value",
     ),
     TENSOR_MATCH: GuardKind(
         _tensor_code,
@@ -179,23 +191,28 @@ _KINDS = {
             f"{name}: Tensor dtype={k[1].name} device={k[2]}{'' if k[3] is None else ':' + str(k[3])} "
             f"shape={list(k[4])} stride={list(k[5])}"),
         lambda name, actual, key, _: _explain_tensor(name, actual, key),
+        coverage="value",  # a module member's geometry changes only by a counted rebind
     ),
     LENGTH_MATCH: GuardKind(
         lambda e, n, const: f"len({e}) == {n}",
         lambda name, n: f"len({name}) == {n}",
         lambda name, actual, n, _: _unless(len(actual) == n, f"len({name}): expected {n}, got {len(actual)}"),
+        coverage="structure",
     ),
     DICT_KEYS: GuardKind(
         lambda e, keys, const: f"list({e}) == {const(list(keys))}",
         lambda name, keys: f"list({name}.keys()) == {list(keys)!r}",
         lambda name, actual, keys, _: _unless(
             list(actual) == list(keys), f"{name}.keys(): expected {list(keys)!r}, got {list(actual)!r}"),
+        coverage="structure",
     ),
     ID_MATCH_SOURCE: GuardKind(
-        lambda e, other, const: f"{e} is {other.expr()}",
+        lambda e, other, name: f"{e} is {name.load(other)}",
         lambda name, other: f"{name} is {other.name()}",
         lambda name, actual, other_value, other: _unless(
             actual is other_value, f"{name}: expected the same object as {other.name()} (aliased when compiled)"),
+        coverage="value",
+        sources=lambda other: (other,),
     ),
 }
 

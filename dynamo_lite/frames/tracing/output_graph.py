@@ -93,6 +93,9 @@ class OutputGraph:
             node = self._created(self.graph.get_attr(name))
             if source is not None:
                 self.guards.add(source, G.ID_MATCH, tensor)
+                # The graph bakes the constant's dtype and geometry in, and a Parameter keeps
+                # its identity when its data is swapped (``.double()``, ``p.data = t``).
+                self.guards.add(source, G.TENSOR_MATCH, G.tensor_key(tensor))
             variable = TensorVariable(ProxyTensor.create(node, meta), source)
         node.meta["python_type"] = type(tensor)
         self._by_tensor_id[id(tensor)] = variable

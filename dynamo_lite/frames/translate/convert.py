@@ -56,7 +56,7 @@ DEFAULT_DTYPE_SOURCE = AttrSource(ConstSource(DEFAULT_DTYPE, "dynamo_lite.tensor
 def _compile_guards(output, request):
     # Factories in the graph (dl.zeros ...) use the default dtype: it is an input too.
     output.guards.add(DEFAULT_DTYPE_SOURCE, ID_MATCH, DEFAULT_DTYPE.value)
-    return compile_guards(output.guards, request.names, request.f_globals)
+    return compile_guards(output.guards, request.names, request.f_globals, request.values)
 
 
 def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:

@@ -155,10 +155,9 @@ class InstructionTranslator:
             bound[cell.name] = cell
         globals_source = None
         if fn_var.f_globals is not self.root().f_globals:
-            if fn_var.source is not None:
-                globals_source = AttrSource(fn_var.source, "__globals__")
-            else:  # a method found on a guarded class: its globals are fixed
-                globals_source = ConstSource(fn_var.f_globals)
+            # A function's __globals__ cannot be rebound: the dict of a guarded function (or
+            # of a method found on a class) is a constant, shared by every call site.
+            globals_source = ConstSource(fn_var.f_globals)
         elif self.globals_source is not None and fn_var.f_globals is self.f_globals:
             globals_source = self.globals_source
         child = InstructionTranslator(code, fn_var.f_globals, bound, self.output, parent=self,

@@ -1,0 +1,323 @@
+"""The guard tree: an entry's guards as one generated function over shared source loads.
+
+NOTE: [guard tree] Guards hang on their sources, and sources form a tree by prefix
+(``self`` -> ``self.blocks`` -> ``self.blocks[0]`` -> ``self.blocks[0].weight``). The
+generated ``check(values)`` walks that tree depth first: each source is loaded once,
+into a local, from its parent's local, and its guards are checked before anything
+below it is loaded (so a type change stops the walk before an attribute of the wrong
+type is read). Members of a ``dl.nn.Module`` are read where they live
+(``m._modules['blocks']``, ``m._parameters['weight']``, ``seq._modules['0']``), never
+through ``Module.__getattr__`` or ``ModuleList.__getitem__``.
+
+Module subtrees are guarded by version tags (NOTE: [module version tags]): a guard is
+*covered* when it checks the identity, type or constant value of something only the
+Module API can change (a member reached from a module through module members only), or
+the length/keys of a module container or table. The covered guards below a module
+``R`` (``R`` itself guarded by identity) move into a function ``full_R``; per call,
+``check`` only compares ``R._version_tag`` and the count of Parameter rebinds with what
+they were when ``full_R`` last passed, and runs ``full_R`` (which then records the new
+values) only when one differs. An unchanged model costs one comparison per module root,
+however many parameters it has; a retag that changed nothing a graph read (a new
+attribute, ``train()`` on a model already training) costs one full check, then the
+entry is fast again. Everything else (inputs, globals, closure cells, a list
+attribute's contents, class attributes) is checked on every call.
+
+A new kind of guard is one ``GuardKind`` entry in ``guards._KINDS``: its ``coverage``
+says whether a tag can vouch for it (``"value"``: identity/type/constant of the member,
+``"structure"``: length/keys of a module container, ``None``: never) and ``sources``
+names other sources its check reads (they are loaded first).
+"""
+from __future__ import annotations
+
+import builtins
+import inspect
+
+from ...nn.layers.container import ModuleDict, ModuleList, Sequential, _ListLike
+from ...nn.module import Module
+from ...nn.versioning import REBINDS
+from .sources import AttrSource, ItemSource, Source
+
+#: Attribute tables of a Module, in the order ``Module.__getattr__`` searches them.
+MODULE_TABLES = ("_parameters", "_buffers", "_modules")
+
+#: Containers whose ``c[i]`` is ``c._modules[str(i)]`` while their keys are positional.
+_POSITIONAL_GETITEM = {ModuleList: _ListLike.__getitem__, Sequential: Sequential.__getitem__}
+
+_UNKNOWN = object()
+
+
+class Node:
+    """One source in the tree: how it loads from its parent, its guards and its coverage.
+
+    Attributes:
+        step: code loading the value from the parent's local ``{p}`` (or, for a root,
+            the source's own expression).
+        value: the object at build time (``_UNKNOWN`` if it could not be read).
+        member: the step reads state that only the Module API changes (a module's
+            member or table, a module container's item, an item of a tuple).
+        linked: the value is registered in the module it was read from (a submodule or a
+            module table): the Module API retags that module when the value changes.
+        covered_by: the tag root that vouches for this node's value guards, or None.
+        scope: the tag root that vouches for member steps below this node, or None.
+    """
+
+    def __init__(self, source: Source, parent: "Node | None", step: str, value, member=False, linked=False):
+        self.source, self.parent, self.step, self.value = source, parent, step, value
+        self.member, self.linked = member, linked
+        self.children: list = []
+        self.guards: list = []
+        self.covered_by: Node | None = None
+        self.scope: Node | None = None
+        if parent is not None:
+            parent.children.append(self)
+
+
+def build(guards, names: tuple, values: tuple, f_globals: dict, kinds: dict) -> tuple:
+    """``(roots, nodes)``: the tree of ``guards``' sources, each guard on its source's node.
+
+    ``values`` are the frame's values the guards were made for (None: unknown, then no
+    member reads are direct and no tags are used); ``nodes`` maps source expressions to nodes.
+    """
+    local_values = dict(zip(names, values)) if values is not None else {}
+    namespace = {"__dl_G": f_globals, "__dl_B": builtins.__dict__}
+    nodes: dict = {}
+    roots: list = []
+
+    def node_for(source: Source) -> Node:
+        key = source.expr()
+        node = nodes.get(key)
+        if node is not None:
+            return node
+        base = source.base if isinstance(source, (AttrSource, ItemSource)) else None
+        if base is None:
+            namespace.update(source.constants())
+            value = _read(lambda: eval(key, namespace, local_values)) if values is not None else _UNKNOWN
+            node = Node(source, None, key, value)
+            roots.append(node)
+        else:
+            node = _child(node_for(base), source)
+        nodes[key] = node
+        return node
+
+    for guard in guards:
+        node_for(guard.source).guards.append(guard)
+        for other in kinds[guard.kind].sources(guard.expected):
+            node_for(other)
+    for root in roots:
+        _assign_coverage(root)
+    return roots, nodes
+
+
+def _child(parent: Node, source) -> Node:
+    """The node of ``source`` (an attribute or item of ``parent``'s value), read directly if it can be."""
+    owner = parent.value
+    if isinstance(source, AttrSource):
+        name = source.attr
+        table = _module_table_of(owner, name)
+        if table is not None:
+            return Node(source, parent, f"{{p}}.{table}[{name!r}]", owner.__dict__[table][name], True,
+                        table == "_modules")
+        value = _read(lambda: getattr(owner, name))
+        if isinstance(owner, Module) and name in MODULE_TABLES:
+            return Node(source, parent, f"{{p}}.{name}", value, True, True)
+        member = (isinstance(owner, Module) and _in_instance_dict(owner, name)) or isinstance(owner, tuple)
+        return Node(source, parent, f"{{p}}.{name}", value, member)
+    key = source.key
+    direct = _container_key(owner, key)
+    if direct is not None:
+        return Node(source, parent, f"{{p}}._modules[{direct!r}]", owner.__dict__["_modules"][direct], True, True)
+    value = _read(lambda: owner[key])
+    table = parent.linked and isinstance(parent.source, AttrSource) and parent.source.attr in MODULE_TABLES
+    linked = table and parent.source.attr == "_modules"
+    return Node(source, parent, f"{{p}}[{key!r}]", value, table or isinstance(owner, tuple), linked)
+
+
+def _read(load):
+    try:
+        return load()
+    except Exception:
+        return _UNKNOWN
+
+
+def _module_table_of(owner, name: str):
+    """The table holding ``owner.name`` when plain attribute lookup would reach
+    ``Module.__getattr__`` (nothing of that name on the class or in the instance)."""
+    if not isinstance(owner, Module) or name in owner.__dict__:
+        return None
+    try:
+        inspect.getattr_static(type(owner), name)
+        return None
+    except AttributeError:
+        pass
+    for table in MODULE_TABLES:
+        members = owner.__dict__.get(table)
+        if members is not None and name in members:
+            return table
+    return None
+
+
+def _in_instance_dict(owner, name: str) -> bool:
+    """``owner.name`` is read from the instance ``__dict__`` (no data descriptor on the class)."""
+    if name not in owner.__dict__:
+        return False
+    try:
+        on_class = inspect.getattr_static(type(owner), name)
+    except AttributeError:
+        return True
+    return not hasattr(type(on_class), "__set__")
+
+
+def _container_key(owner, key):
+    """The ``_modules`` key that ``owner[key]`` reads, when it is a plain module container."""
+    if isinstance(owner, ModuleDict) and type(owner).__getitem__ is ModuleDict.__getitem__:
+        return key if isinstance(key, str) and key in owner.__dict__["_modules"] else None
+    for cls, getitem in _POSITIONAL_GETITEM.items():
+        if isinstance(owner, cls) and type(owner).__getitem__ is getitem:
+            if type(key) is int and key >= 0 and str(key) in owner.__dict__["_modules"]:
+                keys = list(owner.__dict__["_modules"])
+                return str(key) if keys[key] == str(key) else None
+    return None
+
+
+def _assign_coverage(root: Node) -> None:
+    """Set ``covered_by`` and ``scope`` on ``root`` and every node below it (pre-order)."""
+    pending = [root]
+    while pending:
+        node = pending.pop()
+        parent = node.parent
+        if parent is not None and parent.scope is not None and node.member:
+            node.covered_by = parent.scope
+        if node.covered_by is not None and (node.linked or type(node.value) is tuple):
+            node.scope = node.covered_by  # what is below stays the tag root's business
+        elif isinstance(node.value, Module) and any(g.kind == "ID_MATCH" for g in node.guards):
+            node.scope = node  # a tag root of its own: its identity is checked before its tag
+        pending.extend(reversed(node.children))
+
+
+def covering_root(guard, nodes: dict, kinds: dict) -> Node | None:
+    """The tag root whose tag vouches for ``guard``, or None if it is checked on every call."""
+    kind = kinds[guard.kind]
+    node = nodes[guard.source.expr()]
+    root = node.covered_by
+    if root is None or kind.coverage is None:
+        return None
+    if kind.coverage == "structure" and node.scope is not root:
+        return None  # e.g. the length of a list attribute: the list changes without the module
+    if any(nodes[other.expr()].covered_by is not root for other in kind.sources(guard.expected)):
+        return None
+    return root
+
+
+class _Namer:
+    """Names in the generated code: ``namer(value)`` a constant, ``namer.load(source)`` a node's local."""
+
+    def __init__(self, nodes: dict):
+        self.constants: dict = {}
+        self._by_id: dict = {}
+        self.nodes = nodes
+        self.locals: dict = {}  # node -> local name, in the function being generated
+
+    def __call__(self, value) -> str:
+        name = self._by_id.get(id(value))
+        if name is None:
+            name = self._by_id[id(value)] = f"__dl_c{len(self.constants)}"
+            self.constants[name] = value
+        return name
+
+    def load(self, source: Source) -> str:
+        return self.locals[self.nodes[source.expr()]]
+
+
+class _Function:
+    """The body of one generated function: loads and checks, walked from some start nodes."""
+
+    def __init__(self, namer: _Namer, indent: str):
+        self.namer, self.indent, self.lines = namer, indent, []
+
+    def emit(self, line: str) -> None:
+        self.lines.append(self.indent + line)
+
+    def require(self, checks: list) -> None:
+        if checks:
+            self.emit(f"if not ({' and '.join(checks)}): return False")
+
+
+def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, constants: dict) -> tuple:
+    """``(source, constants)``: the source of ``__dl_make(constants) -> check`` (see NOTE: [guard tree]).
+
+    ``constants`` are names the sources' expressions use (``__dl_G``, ``__dl_K...``).
+    """
+    namer = _Namer(nodes)
+    namer.constants.update(constants)
+    per_call, by_root = [], {}
+    for guard in guards:
+        root = covering_root(guard, nodes, kinds)
+        if root is None:
+            per_call.append(guard)
+        else:
+            by_root.setdefault(root, []).append(guard)
+    tag_roots = list(by_root)
+    numbers = {root: i for i, root in enumerate(tag_roots)}
+
+    def needed_by(guard_list, extra=()) -> set:
+        needed = set(extra)
+        for guard in guard_list:
+            needed.add(nodes[guard.source.expr()])
+            needed.update(nodes[o.expr()] for o in kinds[guard.kind].sources(guard.expected))
+        for node in list(needed):
+            while node.parent is not None and node.parent not in needed:
+                node = node.parent
+                needed.add(node)
+        return needed
+
+    def body(fn: _Function, start: list, guard_list: list, needed: set, tags: bool) -> None:
+        """Loads and checks of ``guard_list``, depth first from the ``start`` nodes."""
+        own = {}
+        crossing = []
+        for guard in guard_list:
+            if kinds[guard.kind].sources(guard.expected):
+                crossing.append(guard)
+            else:
+                own.setdefault(nodes[guard.source.expr()], []).append(guard)
+        pending = [n for n in reversed(start) if n in needed]
+        while pending:
+            node = pending.pop()
+            local = namer.locals.get(node)
+            if local is None:
+                local = namer.locals[node] = f"__dl_v{len(namer.locals)}"
+                parent_local = namer.locals[node.parent] if node.parent is not None else None
+                fn.emit(f"{local} = {node.step.format(p=parent_local) if parent_local else node.step}")
+            fn.require([kinds[g.kind].code(local, g.expected, namer) for g in own.get(node, ())])
+            if tags and node in numbers:
+                k = numbers[node]
+                fn.emit(f"if {local}._version_tag != __dl_tag{k} or __dl_rebinds.count != __dl_rb{k}:")
+                fn.emit(f"    if not __dl_full{k}({local}): return False")
+            pending.extend(n for n in reversed(node.children) if n in needed)
+        fn.require([kinds[g.kind].code(namer.load(g.source), g.expected, namer) for g in crossing])
+
+    functions = []
+    for root in tag_roots:
+        k = numbers[root]
+        fn = _Function(namer, " " * 8)
+        namer.locals = {root: "__dl_root"}
+        body(fn, root.children, by_root[root], needed_by(by_root[root]), tags=False)
+        functions += [f"    def __dl_full{k}(__dl_root):",
+                      f"        nonlocal __dl_tag{k}, __dl_rb{k}",
+                      "        __dl_tag, __dl_rb = __dl_root._version_tag, __dl_rebinds.count",
+                      *fn.lines,
+                      f"        __dl_tag{k}, __dl_rb{k} = __dl_tag, __dl_rb",
+                      "        return True"]
+    fn = _Function(namer, " " * 12)
+    namer.locals = {root: root.source.expr() for root in roots if root.source.expr() in names}
+    body(fn, roots, per_call, needed_by(per_call, tag_roots), tags=True)
+    unpack = f"        {', '.join(names)}{',' if len(names) == 1 else ''} = __dl_values" if names else "        pass"
+    functions += ["    def check(__dl_values):", unpack, "        try:", *fn.lines, "            return True",
+                  "        except Exception:  # a guard that cannot be read rejects the call",
+                  "            return False",
+                  "    return check"]
+    constants = dict(namer.constants, __dl_rebinds=REBINDS)
+    lines = ["def __dl_make(__dl_constants):"]
+    lines += [f"    {name} = __dl_constants[{name!r}]" for name in constants]
+    lines += [f"    __dl_tag{k} = __dl_rb{k} = None  # tag and rebind count at the last full check"
+              for k in range(len(tag_roots))]
+    return "\n".join(lines + functions) + "\n", constants
