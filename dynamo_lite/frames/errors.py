@@ -36,3 +36,16 @@ class Unsupported(Exception):
 
 class CompileError(Exception):
     """The compiler itself failed (a bug or a backend error), not the user's program."""
+
+
+class UserError(Unsupported):
+    """The traced program raises ``exception`` at this point, as the eager run would.
+
+    Inside a ``try`` block the translator hands it to the handler; elsewhere the
+    transformed code runs the graph so far, replays the side effects, then raises it.
+    """
+
+    def __init__(self, exception: BaseException, reason: str | None = None):
+        super().__init__(reason or f"raises {type(exception).__name__}: {exception}")
+        self.exception = exception
+        self.user_error = True

@@ -55,7 +55,6 @@ def test_try_finally_around_tensor_code(backend):
     assert_transparent(f, lambda c: (t(c), []), backend, graphs=1, breaks=0)
 
 
-@xfail("dict.pop breaks the graph")
 def test_dict_pop(backend):
     def f(x, d):
         scale = d.pop("scale")
@@ -65,7 +64,6 @@ def test_dict_pop(backend):
     assert_transparent(f, lambda c: (t(c), {"scale": 2.0 + c, "keep": 1}), backend, graphs=1, breaks=0)
 
 
-@xfail("del xs[i] (DELETE_SUBSCR) breaks the graph")
 def test_del_list_item(backend):
     def f(x, xs):
         del xs[0]
@@ -74,7 +72,6 @@ def test_del_list_item(backend):
     assert_transparent(f, lambda c: (t(c), [t(c), t(c) * 2, 3]), backend, graphs=1, breaks=0)
 
 
-@xfail("map(...) breaks the graph")
 def test_map(backend):
     def f(x, y):
         doubled = list(map(lambda v: v * 2, (x, y)))

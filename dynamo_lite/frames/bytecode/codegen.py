@@ -10,6 +10,7 @@ from . import compat
 from ..errors import Unsupported
 
 GRAPH_OUT = "__dl_graph_out"
+TEMP_PREFIX = "__dl_tmp"
 _NO_ARG = object()  # emit()'s "instruction without an argument" (None is a valid constant)
 
 
@@ -22,6 +23,7 @@ class TransformedCodeBuilder:
         self.argnames = tuple(argnames)
         self.instructions: list = []
         self.graph_output_index: dict = {}  # graph node -> index in the graph's output tuple
+        self.temps: dict = {}  # id(variable) -> (temporary holding its value, the variable)
         self.lineno = original.co_firstlineno
 
     def emit(self, name: str, arg=_NO_ARG) -> None:
@@ -72,6 +74,49 @@ class TransformedCodeBuilder:
         self.load_const(index)
         self.binary_subscr()
 
+    # -- rebuilding values once (NOTE: [rebuild once, before the replay]) -----------------
+    def reconstruct(self, variable) -> None:
+        """Push ``variable``'s value: its temporary once materialized, else rebuild it."""
+        known = self.temps.get(id(variable))
+        if known is not None:
+            self.load_fast(known[0])
+            return
+        variable.reconstruct(self)
+
+    def materialize(self, variables) -> None:
+        """Rebuild each of ``variables`` (and what they are built from) once, into a
+        temporary, so every later use is the same object.
+
+        NOTE: [rebuild once, before the replay] Sourced values are reloaded here, before
+        any side effect is replayed: a value read before a store is the value from before
+        it (the store may overwrite its source). Objects made in the frame are built
+        once, so a list returned twice, kept in two locals or passed to a resume
+        function is one list, as in the eager run.
+        """
+        order, state, pending = [], {}, [(v, False) for v in reversed(list(variables))]
+        while pending:
+            variable, children_done = pending.pop()
+            key = id(variable)
+            if children_done:
+                state[key] = "done"
+                order.append(variable)
+                continue
+            if state.get(key) == "done" or not _needs_temporary(variable):
+                continue
+            if state.get(key) == "visiting":
+                raise Unsupported("rebuilding a container that contains itself")
+            state[key] = "visiting"
+            pending.append((variable, True))
+            if variable.source is None:  # a sourced value is reloaded, not rebuilt
+                pending.extend((child, False) for child in reversed(variable.children()))
+        for variable in order:
+            if id(variable) in self.temps:
+                continue
+            variable.reconstruct(self)
+            name = f"{TEMP_PREFIX}{len(self.temps)}"
+            self.store_fast(name)
+            self.temps[id(variable)] = (name, variable)
+
     # -- the whole frame -------------------------------------------------------------------------
     def emit_graph_call(self, compiled_graph, input_variables) -> None:
         def load_inputs():
@@ -82,7 +127,7 @@ class TransformedCodeBuilder:
         self.store_fast(GRAPH_OUT)
 
     def emit_return(self, variable) -> None:
-        variable.reconstruct(self)
+        self.reconstruct(variable)
         self.emit("RETURN_VALUE")
 
     def build_function(self, f_globals: dict) -> types.FunctionType:
@@ -95,3 +140,9 @@ class TransformedCodeBuilder:
         code.first_lineno = self.original.co_firstlineno
         code.flags = inspect.CO_OPTIMIZED | inspect.CO_NEWLOCALS
         return types.FunctionType(code.to_code(), f_globals, self.original.co_name)
+
+
+def _needs_temporary(variable) -> bool:
+    """Constants, NULL and tensors the graph returns are the same object on every load
+    (``rebuilt_once`` False); everything else is loaded or built once."""
+    return variable.rebuilt_once

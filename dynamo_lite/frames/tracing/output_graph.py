@@ -50,10 +50,21 @@ class OutputGraph:
 
     # -- graph breaks -----------------------------------------------------------------------
     def checkpoint(self) -> tuple:
-        return (len(self._nodes), len(self.side_effects), len(self._rebinds), len(self.input_variables))
+        return (len(self._nodes), self.side_effects.checkpoint(), len(self._rebinds), len(self.input_variables))
 
     def nodes_since(self, checkpoint: tuple) -> list:
         return self._nodes[checkpoint[0]:]
+
+    @contextlib.contextmanager
+    def speculate(self):
+        """Try something that may turn out Unsupported (a getattr with a default ...):
+        if it does, undo everything it recorded before the caller moves on."""
+        checkpoint = self.checkpoint()
+        try:
+            yield
+        except Unsupported:
+            self.rollback(checkpoint)
+            raise
 
     def rollback(self, checkpoint: tuple) -> None:
         """Undo everything recorded after ``checkpoint`` (the instruction that broke)."""
@@ -62,7 +73,7 @@ class OutputGraph:
         del self._nodes[n_nodes:]
         for node in reversed(erased):
             self.graph.erase_node(node)
-        self.side_effects.truncate(n_effects)
+        self.side_effects.rollback(n_effects)
         for proxy, node in reversed(self._rebinds[n_rebinds:]):
             proxy.node = node
         del self._rebinds[n_rebinds:]

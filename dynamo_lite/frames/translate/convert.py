@@ -91,6 +91,7 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
 
     try:
         graphs = _emit_graph(builder, output, request, live)
+        builder.materialize(live + output.side_effects.values())
         output.side_effects.replay(builder)
         if plan is None:
             builder.emit_return(returned)

@@ -4,13 +4,13 @@ from __future__ import annotations
 from bytecode import Bytecode, Instr, Label
 
 from ..bytecode import compat as V
-from ..errors import Unsupported
+from ..errors import Unsupported, UserError
 from ..bytecode.liveness import live_locals
 from ..logs import graph_breaks_log
 from ..runtime.cache import original_code
 from ..bytecode.resume import real_instructions
 from ..tracing.variables.base import CellVariable, NullVariable
-from ..tracing.variables.containers import IteratorVariable
+from ..tracing.variables.iterators import IteratorVariable
 from ..tracing.variables.tensor import TensorVariable
 
 TEMP_PREFIX = "__dl_result"
@@ -51,7 +51,16 @@ class BreakPlan:
                 self.locals[name] = var
         name = self.instruction.opname
         stack = snapshot.stack
-        if name in V.CONDITIONAL_JUMPS and stack and isinstance(stack[-1], TensorVariable):
+        self.exception = None
+        if isinstance(reason, UserError) and name not in V.EAGER_STACK_EFFECTS and graph_has_work:
+            # Running this instruction again would not raise (e.g. a loop over a dict the
+            # frame resized): raise what the program raises, after the graph and effects.
+            self.mode, self.exception = "raise", reason.exception
+        else:
+            stack[:] = [v.frozen(tx) if isinstance(v, IteratorVariable) else v for v in stack]
+        if self.exception is not None:
+            pass
+        elif name in V.CONDITIONAL_JUMPS and stack and isinstance(stack[-1], TensorVariable):
             self.mode = "branch"
         elif name in V.EAGER_STACK_EFFECTS:
             self.mode = "eager"
@@ -65,6 +74,8 @@ class BreakPlan:
             taken = tx.index_of_offset[self.instruction.argval]
             self.jump_target = resume_functions.original_position(tx.code, taken)[1]
             self.targets = [self.original_index + 1, self.jump_target]
+        elif self.mode == "raise":
+            self.targets = []
         else:
             self.targets = [self.original_index + (self.mode == "eager")]
         self._live: dict = {}  # resume index -> names read from there on
@@ -73,6 +84,8 @@ class BreakPlan:
     # -- what stays alive ------------------------------------------------------------------
     def live_variables(self) -> list:
         """Stack values and the locals that code after the break may still read."""
+        if self.mode == "raise":
+            return []
         live = set().union(*(self._live_at(t) for t in self.targets))
         stack = [v for v in self.snapshot.stack if not isinstance(v, NullVariable)]
         return stack + [v for name, v in self.locals.items() if name in live]
@@ -93,7 +106,18 @@ class BreakPlan:
 
     # -- emission --------------------------------------------------------------------------
     def emit(self, cg, hook) -> None:
-        {"eager": self._emit_eager, "branch": self._emit_branch, "resume": self._emit_resume}[self.mode](cg, hook)
+        {"eager": self._emit_eager, "branch": self._emit_branch, "resume": self._emit_resume,
+         "raise": self._emit_raise}[self.mode](cg, hook)
+
+    def _emit_raise(self, cg, hook) -> None:
+        exception = self.exception
+
+        def emit_args():
+            cg.load_const(type(exception))
+            cg.load_const(tuple(exception.args))
+
+        cg.call_const(_raise_new, emit_args, 2)
+        cg.emit("RETURN_VALUE")  # never reached
 
     def _call_resume(self, cg, hook, resume_index: int, below: list, results: int) -> None:
         """Call the resume function with the stack items ``below`` (variables), then the
@@ -109,12 +133,12 @@ class BreakPlan:
             for variable in below:
                 if isinstance(variable, NullVariable):
                     continue
-                variable.reconstruct(cg)
+                cg.reconstruct(variable)
                 count += 1
             for i in range(results):
                 cg.load_fast(f"{TEMP_PREFIX}{i}")
             for name in names:
-                self.locals[name].reconstruct(cg)
+                cg.reconstruct(self.locals[name])
 
         nargs = sum(1 for kind in layout if kind != "null") + len(names)
         cg.call_const(fn, emit_args, nargs)
@@ -128,7 +152,7 @@ class BreakPlan:
         stack = self.snapshot.stack
         below, operands = stack[: len(stack) - pops], stack[len(stack) - pops:]
         for variable in operands:
-            variable.reconstruct(cg)
+            cg.reconstruct(variable)
         first = self.original_index
         while first > 0 and self.original_instructions[first - 1].name in V.CALL_COMPANIONS:
             first -= 1
@@ -142,7 +166,7 @@ class BreakPlan:
         mode, _ = V.CONDITIONAL_JUMPS[self.instruction.opname]
         stack = self.snapshot.stack
         below, condition = stack[:-1], stack[-1]
-        condition.reconstruct(cg)
+        cg.reconstruct(condition)
         if V.BRANCH_NEEDS_TO_BOOL:
             cg.emit("TO_BOOL")
         taken = Label()
@@ -160,6 +184,11 @@ class BreakPlan:
 
     def _emit_resume(self, cg, hook) -> None:
         self._call_resume(cg, hook, self.targets[0], self.snapshot.stack, 0)
+
+
+def _raise_new(exception_type, args):
+    """Raise a fresh ``exception_type(*args)`` (the error the eager program raises here)."""
+    raise exception_type(*args)
 
 
 def log_break(code, reason) -> None:

@@ -11,7 +11,8 @@ from .handlers import load_all
 from ..bytecode.resume import indexed_instructions
 from ..tracing.sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource
 from ..tracing.variables.base import NULL, CellVariable, VariableTracker
-from ..tracing.variables.containers import DictVariable, TupleVariable
+from ..tracing.variables.containers import TupleVariable
+from ..tracing.variables.dicts import DictVariable
 
 MAX_INLINE_DEPTH = 24
 MAX_STEPS = 200_000  # instructions per frame: unrolled loops beyond this fall back
@@ -43,7 +44,8 @@ class InstructionTranslator:
         self.kw_names = None
         self.lineno = code.co_firstlineno
         self.returned: VariableTracker | None = None
-        self.yielded: list = []  # a generator's values, in order (see inline_generator)
+        self.yielded: VariableTracker | None = None  # set by YIELD_VALUE (see GeneratorVariable)
+        self.steps = 0
         self.handlers = load_all()
         self.allow_breaks = allow_breaks
         for name in code.co_cellvars:
@@ -53,30 +55,34 @@ class InstructionTranslator:
 
     # -- the loop -------------------------------------------------------------------------
     def run(self) -> VariableTracker:
-        steps = 0
-        while self.returned is None:
-            instruction = self.instructions[self.pc]
-            index = self.pc
-            self.pc += 1
-            steps += 1
-            if instruction.positions is not None and instruction.positions.lineno is not None:
-                self.lineno = instruction.positions.lineno
-            before = self.snapshot(index) if self.allow_breaks else None
-            try:
-                if steps > MAX_STEPS:
-                    raise self.unsupported("a loop too long to unroll")
-                if index in self.guarded_indices:
-                    raise self.unsupported("code inside a try/except block", hint=TRY_HINT)
-                handler = self.handlers.get(instruction.opname)
-                if handler is None:
-                    raise self.unsupported(f"the opcode {instruction.opname} is not supported")
-                handler(self, instruction)
-            except Unsupported as exc:
-                exc.located(self.code.co_filename, self.lineno)
-                if before is not None:
-                    raise GraphBreak(exc, before) from exc
-                raise
+        """Run to the return (a generator: to its next ``yield``, see GeneratorVariable)."""
+        while self.returned is None and self.yielded is None:
+            self.step()
         return self.returned
+
+    def step(self) -> None:
+        """Run one instruction (a graph break raises GraphBreak with the state before it)."""
+        instruction = self.instructions[self.pc]
+        index = self.pc
+        self.pc += 1
+        self.steps += 1
+        if instruction.positions is not None and instruction.positions.lineno is not None:
+            self.lineno = instruction.positions.lineno
+        before = self.snapshot(index) if self.allow_breaks else None
+        try:
+            if self.steps > MAX_STEPS:
+                raise self.unsupported("a loop too long to unroll")
+            if index in self.guarded_indices:
+                raise self.unsupported("code inside a try/except block", hint=TRY_HINT)
+            handler = self.handlers.get(instruction.opname)
+            if handler is None:
+                raise self.unsupported(f"the opcode {instruction.opname} is not supported")
+            handler(self, instruction)
+        except Unsupported as exc:
+            exc.located(self.code.co_filename, self.lineno)
+            if before is not None:
+                raise GraphBreak(exc, before) from exc
+            raise
 
     def snapshot(self, index: int) -> "Snapshot":
         """The state before instruction ``index``, to compile up to it on a graph break."""
@@ -133,7 +139,15 @@ class InstructionTranslator:
         return fn.call(self, args, kwargs)
 
     def binary_operation(self, op, left: VariableTracker, right: VariableTracker) -> VariableTracker:
+        from ..tracing.variables.containers import SEQUENCE_OPERATORS, BaseListVariable
+        from ..tracing.variables.dicts import DICT_OPERATORS, DictVariable
         from ..tracing.variables.tensor import TracedCallableVariable
+
+        # Containers first: ``xs += ys`` changes xs in place (never folded on a copy).
+        if isinstance(left, DictVariable) and op in DICT_OPERATORS:
+            return DICT_OPERATORS[op](self, left, right)
+        if (isinstance(left, BaseListVariable) or isinstance(right, BaseListVariable)) and op in SEQUENCE_OPERATORS:
+            return SEQUENCE_OPERATORS[op](self, left, right)
 
         if left.is_python_constant() and right.is_python_constant():
             a, b = left.as_python_constant(), right.as_python_constant()
@@ -162,9 +176,11 @@ class InstructionTranslator:
             globals_source = self.globals_source
         child = InstructionTranslator(code, fn_var.f_globals, bound, self.output, parent=self,
                                       globals_source=globals_source)
+        if code.co_flags & inspect.CO_GENERATOR:
+            from ..tracing.variables.iterators import GeneratorVariable
+
+            return GeneratorVariable(child, fn_var, args, kwargs)  # runs as its consumer asks
         try:
-            if code.co_flags & inspect.CO_GENERATOR:
-                return self.inline_generator(child)
             return child.run()
         except Unsupported as exc:
             # A break inside a callee: the caller runs the call eagerly and the callee's
@@ -173,23 +189,6 @@ class InstructionTranslator:
                 exc.callee = fn_var.fn
             exc.user_stack.append((self.code.co_filename, self.lineno, self.code.co_name))
             raise
-
-    def inline_generator(self, child: "InstructionTranslator") -> VariableTracker:
-        """Run a generator (e.g. a generator expression) to its end and return an
-        iterator over what it yielded.
-
-        Running it ahead of its consumer is only exact when nothing it does can be seen
-        in between, so a generator with side effects or in-place ops is not inlined.
-        """
-        checkpoint = self.output.checkpoint()
-        child.run()
-        new_nodes = self.output.nodes_since(checkpoint)
-        impure = any("inplace" in getattr(node.target, "tags", ()) for node in new_nodes)
-        if impure or len(self.output.side_effects) != checkpoint[1]:
-            raise self.unsupported(f"a generator ({child.code.co_name}) with side effects, consumed lazily")
-        from ..tracing.variables.containers import IteratorVariable
-
-        return IteratorVariable(child.yielded)
 
     def root(self) -> "InstructionTranslator":
         tx = self

@@ -14,6 +14,8 @@ class VariableTracker:
     """
 
     source = None
+    #: Rebuild this value once into a temporary (NOTE: [rebuild once, before the replay]).
+    rebuilt_once = True
 
     def python_type(self) -> type:
         raise Unsupported(f"type of {self}")
@@ -53,6 +55,13 @@ class VariableTracker:
         """Variables this one is built from (what rebuilding it will need)."""
         return []
 
+    def save_state(self):
+        """What ``restore_state`` needs to undo an in-place change (see SideEffects.mutation)."""
+        raise Unsupported(f"changing {self} in place")
+
+    def restore_state(self, state) -> None:
+        raise NotImplementedError
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -83,6 +92,8 @@ class ValueVariable(VariableTracker):
 
 class ConstantVariable(ValueVariable):
     """A Python constant (number, string, None, dtype, device, shape tuple ...)."""
+
+    rebuilt_once = False  # immutable: every load is as good as the first
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap_constant_result
@@ -128,6 +139,8 @@ class ConstantMethodVariable(VariableTracker):
 class NullVariable(VariableTracker):
     """The NULL the interpreter pushes before a callable (CALL's calling convention)."""
 
+    rebuilt_once = False
+
     def reconstruct(self, cg) -> None:
         cg.push_null()
 
@@ -145,10 +158,18 @@ class CellVariable(VariableTracker):
     elsewhere, or the compiled frame's own free variables): writing one is a side effect.
     """
 
-    def __init__(self, contents: VariableTracker | None = None, name: str = "", external: bool = False):
+    def __init__(self, contents: VariableTracker | None = None, name: str = "", external: bool = False,
+                 source=None):
         self.contents = contents
         self.name = name
         self.external = external
+        self.source = source  # the cell object itself (``fn.__closure__[i]``), for nonlocal writes
+
+    def save_state(self):
+        return self.contents
+
+    def restore_state(self, state) -> None:
+        self.contents = state
 
     def children(self) -> list:
         return [] if self.contents is None else [self.contents]

@@ -1,6 +1,8 @@
 """wrap(): turn a Python value read from a source into a variable, installing its guards."""
 from __future__ import annotations
 
+import enum
+import functools
 import types
 
 from ....ops.registry import Op
@@ -9,13 +11,15 @@ from ....tensor.dtype import dtype as DType
 from ....tensor.layout import Size, _MemoryFormat
 from ....tensor.tensor import Tensor
 from .. import guards as G
+from .. import trace_rules
 from ...errors import Unsupported
 from ..proxy import ProxyTensor
 from ..sources import AttrSource, ItemSource
 from .base import CONSTANT_TYPES, ConstantVariable, VariableTracker
 from .builtins import BuiltinVariable, PureFunctionVariable, is_builtin, is_pure_library_function
-from .containers import DictVariable, ListVariable, NamedTupleVariable, TupleVariable
-from .functions import UserFunctionVariable, UserMethodVariable
+from .containers import ListVariable, NamedTupleVariable, TupleVariable
+from .dicts import DictVariable
+from .functions import OpaqueCallableVariable, PartialVariable, UserFunctionVariable, UserMethodVariable
 from .objects import ClassVariable, NNModuleVariable, NoOpContextVariable, PythonModuleVariable, UserObjectVariable
 from .tensor import TensorVariable, TracedCallableVariable
 
@@ -26,7 +30,7 @@ TRACEABLE_MODULE_PREFIXES = ("dynamo_lite.ops", "dynamo_lite.tensor", "dynamo_li
 SIDE_EFFECT_FUNCTIONS = {"manual_seed", "set_default_dtype", "from_numpy", "from_dlpack", "seed",
                          "set_printoptions", "get_rng_state", "set_rng_state"}
 
-CONSTANT_LIKE = (DType, Device, _MemoryFormat, Size)
+CONSTANT_LIKE = (DType, Device, _MemoryFormat, Size, enum.Enum)
 
 
 class DisabledFunctionVariable(VariableTracker):
@@ -115,10 +119,19 @@ def _wrap_object(tx, value, source) -> VariableTracker:
     return variable
 
 
+_NAMED_KINDS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                types.BuiltinMethodType, types.WrapperDescriptorType, types.MethodWrapperType,
+                types.MethodDescriptorType)
+
+
 def _object_variable(tx, value, source) -> VariableTracker:
     from ....nn.module import Module
     from ...api import CompiledModule, is_disabled
 
+    if not isinstance(value, _NAMED_KINDS):
+        # An instance: classified by its type only, never by reading its attributes
+        # (which could run a user __getattr__ that eager never runs).
+        return _instance_variable(tx, value, source)
     # Something dl.compile returned, called from compiled code: trace what it wraps.
     if isinstance(value, CompiledModule):
         return wrap(tx, value._orig_mod, AttrSource(source, "_orig_mod") if source else None)
@@ -142,6 +155,8 @@ def _object_variable(tx, value, source) -> VariableTracker:
             if value.__name__ in SIDE_EFFECT_FUNCTIONS:
                 return DisabledFunctionVariable(value, f"dl.{value.__name__}() changes state outside the graph", source)
             return TracedCallableVariable(value, f"{value.__module__}.{value.__qualname__}", source)
+        if trace_rules.rule_for_function(value) == trace_rules.OPAQUE:
+            return OpaqueCallableVariable(value, source)
         return UserFunctionVariable(value, source)
     if isinstance(value, types.MethodType):
         if source is not None:
@@ -152,15 +167,37 @@ def _object_variable(tx, value, source) -> VariableTracker:
         if value.__module__ == "dynamo_lite.nn.grad_mode":
             return GradModeClassVariable(value, source)
         return ClassVariable(value, source)
-    if getattr(type(value), "__module__", "") == "dynamo_lite.nn.grad_mode":
+    if callable(value):
+        return OpaqueCallableVariable(value, source)
+    return UserObjectVariable(value, source)
+
+
+def _instance_variable(tx, value, source) -> VariableTracker:
+    from ....nn.module import Module
+    from ...api import CompiledModule
+
+    kind = type(value)
+    if isinstance(value, CompiledModule):
+        return wrap(tx, value._orig_mod, AttrSource(source, "_orig_mod") if source else None)
+    if isinstance(value, Module):
+        return NNModuleVariable(value, source)
+    if isinstance(value, Op):
+        return TracedCallableVariable(value, f"dl.ops.{value.name}", source)
+    if kind.__module__ == "dynamo_lite.nn.grad_mode":
         return NoOpContextVariable(value)
-    if callable(value) and is_traceable_library_function(type(value)):
-        return TracedCallableVariable(value, type(value).__qualname__, source)
+    if isinstance(value, functools.partial):
+        return PartialVariable(wrap(tx, value.func, AttrSource(source, "func") if source else None),
+                               [wrap(tx, a, ItemSource(AttrSource(source, "args"), i) if source else None)
+                                for i, a in enumerate(value.args)],
+                               {k: wrap(tx, v, ItemSource(AttrSource(source, "keywords"), k) if source else None)
+                                for k, v in value.keywords.items()}, source)
+    if callable(value) and is_traceable_library_function(kind):
+        return TracedCallableVariable(value, kind.__qualname__, source)
     return UserObjectVariable(value, source)
 
 
 #: Builtin types that behave like functions to the translator.
-BUILTIN_TYPES = (range, zip, enumerate, reversed, tuple, list, dict, int, float, bool, str, type, slice, super)
+BUILTIN_TYPES = (range, zip, enumerate, map, filter, reversed, tuple, list, dict, int, float, bool, str, type, slice, super)
 
 
 def _is_frame_input(source) -> bool:

@@ -5,9 +5,11 @@ import builtins
 import operator
 import types
 
-from ...errors import Unsupported
+from ...errors import Unsupported, UserError
 from .base import ConstantVariable, ValueVariable, VariableTracker
-from .containers import DictVariable, IteratorVariable, ListVariable, TupleVariable
+from .containers import ListVariable, TupleVariable
+from .dicts import DictVariable, make_dict
+from .iterators import IteratorVariable, LazyIteratorVariable, iterate
 from .tensor import TensorVariable, TracedCallableVariable
 
 # Builtins that are pure functions of constant arguments: called directly on constants.
@@ -28,10 +30,8 @@ def _all_constant(args, kwargs) -> bool:
 def _len(tx, obj):
     if isinstance(obj, TensorVariable):
         if not obj.proxy.ndim:
-            raise Unsupported("len() of a 0-d tensor (raises TypeError in eager)")
+            raise UserError(TypeError("len() of a 0-d tensor"))
         return ConstantVariable(obj.proxy.shape[0])
-    if isinstance(obj, (TupleVariable, ListVariable, DictVariable)):
-        return ConstantVariable(len(obj.items))
     if hasattr(obj, "length"):
         return ConstantVariable(obj.length(tx))
     return ConstantVariable(len(obj.as_python_constant()))
@@ -43,25 +43,31 @@ def _isinstance(tx, obj, classes):
 
 
 def _tuple(tx, value=None):
-    return TupleVariable([] if value is None else value.unpack(tx))
+    return TupleVariable([] if value is None else iterate(tx, value).unpack(tx))
 
 
 def _list(tx, value=None):
-    return ListVariable([] if value is None else value.unpack(tx))
+    return ListVariable([] if value is None else iterate(tx, value).unpack(tx))
 
 
 def _zip(tx, *iterables, strict=None):
-    columns = [it.unpack(tx) for it in iterables]
-    if strict is not None and strict.as_python_constant() and len({len(c) for c in columns}) > 1:
-        raise Unsupported("zip(strict=True) on unequal lengths (raises in eager)")
-    return IteratorVariable([TupleVariable(list(row)) for row in zip(*columns)])
+    checked = strict is not None and bool(strict.as_python_constant())
+    return LazyIteratorVariable("zip", [iterate(tx, it) for it in iterables], strict=checked)
 
 
 def _enumerate(tx, iterable, start=None):
     first = 0 if start is None else start.as_python_constant()
-    return IteratorVariable(
-        [TupleVariable([ConstantVariable(i), v]) for i, v in enumerate(iterable.unpack(tx), first)]
-    )
+    return LazyIteratorVariable("enumerate", [iterate(tx, iterable)], start=first)
+
+
+def _map(tx, fn, *iterables):
+    if not iterables:
+        raise UserError(TypeError("map() must have at least two arguments."))
+    return LazyIteratorVariable("map", [iterate(tx, it) for it in iterables], fn=fn)
+
+
+def _filter(tx, fn, iterable):
+    return LazyIteratorVariable("filter", [iterate(tx, iterable)], fn=fn)
 
 
 def _reversed(tx, value):
@@ -69,27 +75,30 @@ def _reversed(tx, value):
 
 
 def _iter(tx, value):
-    if isinstance(value, IteratorVariable):
-        return value
-    return IteratorVariable(value.unpack(tx))
+    return iterate(tx, value)
 
 
 def _next(tx, iterator, default=None):
     if not isinstance(iterator, IteratorVariable):
         raise Unsupported("next() on a non-iterator")
-    item = iterator.next_item()
+    item = iterator.next_item(tx)
     if item is None:
         if default is None:
-            raise Unsupported("next() on an exhausted iterator (raises StopIteration)")
+            raise UserError(StopIteration())
         return default
     return item
 
 
+def _dict(tx, *args, **kwargs):
+    return make_dict(tx, dict, list(args), kwargs)
+
+
 def _getattr(tx, obj, name, default=None):
     try:
-        return obj.var_getattr(tx, name.as_python_constant())
-    except Unsupported:
-        if default is None:
+        with tx.output.speculate():
+            return obj.var_getattr(tx, name.as_python_constant())
+    except UserError as exc:
+        if default is None or not isinstance(exc.exception, AttributeError):
             raise
         return default
 
@@ -99,7 +108,12 @@ def _hasattr(tx, obj, name):
     if isinstance(value, (type, types.ModuleType)) and obj.source is not None:
         return ConstantVariable(hasattr(value, name.as_python_constant()))  # guarded by identity
     try:
-        obj.var_getattr(tx, name.as_python_constant())
+        with tx.output.speculate():
+            obj.var_getattr(tx, name.as_python_constant())
+    except UserError as exc:
+        if not isinstance(exc.exception, AttributeError):
+            raise
+        return ConstantVariable(False)
     except Unsupported:
         if obj.is_python_constant():
             return ConstantVariable(hasattr(obj.as_python_constant(), name.as_python_constant()))
@@ -121,11 +135,15 @@ def _abs(tx, value):
 
 
 def _type(tx, value):
-    return ConstantVariable(value.python_type())
+    from ..sources import ConstSource
+    from .objects import ClassVariable
+
+    cls = value.python_type()  # guarded already: the value's type is part of its guards
+    return ClassVariable(cls, ConstSource(cls, f"type({cls.__qualname__})"))
 
 
 def _sum(tx, iterable, start=None):
-    items = iterable.unpack(tx)
+    items = iterate(tx, iterable).unpack(tx)
     total = start if start is not None else ConstantVariable(0)
     for item in items:
         total = tx.binary_operation(operator.add, total, item)
@@ -153,6 +171,9 @@ BUILTIN_HANDLERS = {
     list: _list,
     zip: _zip,
     enumerate: _enumerate,
+    map: _map,
+    filter: _filter,
+    dict: _dict,
     reversed: _reversed,
     iter: _iter,
     next: _next,

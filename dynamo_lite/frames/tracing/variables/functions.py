@@ -44,11 +44,17 @@ class UserFunctionVariable(VariableTracker):
         return cells
 
     def defaults(self, tx) -> tuple:
+        """The default values, each with its source (``fn.__defaults__[i]``): they are
+        guarded like any other input, and a mutable default is tracked like an argument."""
+        from ..sources import AttrSource, ConstSource, ItemSource
         from .builder import wrap
 
-        return tuple(wrap(tx, v, None) for v in (self.fn.__defaults__ or ())), {
-            k: wrap(tx, v, None) for k, v in (self.fn.__kwdefaults__ or {}).items()
-        }
+        base = self.source if self.source is not None else ConstSource(self.fn, self.fn.__qualname__)
+        positional = tuple(wrap(tx, v, ItemSource(AttrSource(base, "__defaults__"), i))
+                           for i, v in enumerate(self.fn.__defaults__ or ()))
+        keyword = {k: wrap(tx, v, ItemSource(AttrSource(base, "__kwdefaults__"), k))
+                   for k, v in (self.fn.__kwdefaults__ or {}).items()}
+        return positional, keyword
 
     @property
     def code(self):
@@ -79,7 +85,7 @@ class UserMethodVariable(UserFunctionVariable):
         if self.source is not None:
             self.source.reconstruct(cg)
             return
-        self.self_var.reconstruct(cg)
+        cg.reconstruct(self.self_var)
         cg.load_attr(self.fn.__name__)
 
     def __repr__(self) -> str:
@@ -155,3 +161,78 @@ def zero_argument_super(tx) -> SuperVariable:
     if isinstance(self_var, CellVariable):
         self_var = self_var.contents
     return SuperVariable(cell.contents.as_python_constant(), self_var)
+
+
+class OpaqueCallableVariable(VariableTracker):
+    """A callable the trace rules keep opaque (standard library, installed packages, C
+    callables): folded when it is known pure and every argument is a constant, handled
+    by the translator when it has explicit handling (``library.SPECIAL_CALLABLES``),
+    otherwise a graph break, so it runs eagerly in program order."""
+
+    def __init__(self, fn, source=None):
+        self.fn = fn
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .library import special_attribute
+
+        return special_attribute(tx, self, name)
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        from .library import call_special
+
+        return call_special(tx, self.fn, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"OpaqueCallableVariable({getattr(self.fn, '__qualname__', self.fn)!r})"
+
+
+class PartialVariable(VariableTracker):
+    """A ``functools.partial``: calling it calls ``func`` with the stored arguments first."""
+
+    def __init__(self, func: VariableTracker, args: list, keywords: dict, source=None):
+        self.func, self.args, self.keywords = func, list(args), dict(keywords)
+        self.source = source
+
+    def python_type(self) -> type:
+        import functools
+
+        return functools.partial
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .containers import TupleVariable
+        from .dicts import DictVariable
+
+        attributes = {"func": lambda: self.func, "args": lambda: TupleVariable(self.args),
+                      "keywords": lambda: DictVariable(self.keywords)}
+        if name not in attributes:
+            raise Unsupported(f"functools.partial.{name}")
+        return attributes[name]()
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return self.func.call(tx, [*self.args, *args], {**self.keywords, **kwargs})
+
+    def children(self) -> list:
+        return [self.func, *self.args, *self.keywords.values()]
+
+    def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            self.source.reconstruct(cg)
+            return
+        import functools
+
+        if self.keywords:
+            raise Unsupported("rebuilding a functools.partial with keyword arguments")
+
+        def emit_args():
+            cg.reconstruct(self.func)
+            for arg in self.args:
+                cg.reconstruct(arg)
+
+        cg.call_const(functools.partial, emit_args, 1 + len(self.args))

@@ -4,19 +4,23 @@ from __future__ import annotations
 import inspect
 import types
 
-from ...errors import Unsupported
+from ...errors import Unsupported, UserError
 from ..guards import DICT_KEYS, LENGTH_MATCH
+from ..side_effects import DELETED
 from ..sources import AttrSource, ItemSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
 from .functions import UserMethodVariable
 
 
 def _static_attr(obj, name):
-    """Look ``name`` up without running descriptors; raises Unsupported when absent."""
+    """Look ``name`` up without running descriptors; raises the AttributeError of eager
+    Python (as a UserError) when absent and the class has no ``__getattr__``."""
     try:
         return inspect.getattr_static(obj, name)
     except AttributeError:
-        raise Unsupported(f"{type(obj).__name__} object has no attribute {name!r} (raises in eager)") from None
+        if inspect.getattr_static(type(obj), "__getattr__", None) is not None:
+            raise Unsupported(f"{type(obj).__name__}.{name} is computed by a __getattr__") from None
+        raise UserError(AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")) from None
 
 
 class ObjectVariable(ValueVariable):
@@ -29,6 +33,8 @@ class ObjectVariable(ValueVariable):
         from .builder import wrap
 
         stored = tx.output.side_effects.attribute(self.value, name)
+        if stored is DELETED:
+            raise UserError(AttributeError(f"'{type(self.value).__name__}' object has no attribute '{name}'"))
         if stored is not None:
             return stored
         source = AttrSource(self.source, name) if self.source is not None else None
@@ -52,6 +58,21 @@ class ObjectVariable(ValueVariable):
             return OpaqueAttributeVariable(self, name)
         return wrap(tx, getattr(self.value, name), source)
 
+    def store_attribute(self, tx, name: str, value) -> None:
+        """``obj.name = value``: through a property's setter (inlined), else recorded."""
+        cls = type(self.value)
+        static = inspect.getattr_static(cls, name, None)
+        if isinstance(static, property):
+            if not isinstance(static.fset, types.FunctionType) or value is DELETED:
+                raise Unsupported(f"assignment to property {name!r} without a Python setter")
+            UserMethodVariable(static.fset, self).call(tx, [value], {})
+            return
+        if hasattr(type(static), "__set__") or hasattr(type(static), "__delete__"):
+            raise Unsupported(f"assignment to {cls.__name__}.{name}, a descriptor the compiler does not model")
+        if cls.__setattr__ is not object.__setattr__ or (value is DELETED and cls.__delattr__ is not object.__delattr__):
+            raise Unsupported(f"assignment to an attribute of {cls.__name__}, which has a custom __setattr__")
+        tx.output.side_effects.store_attribute(self, name, value)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.value).__name__})"
 
@@ -70,7 +91,7 @@ class OpaqueAttributeVariable(VariableTracker):
         raise Unsupported(f"calling {type(self.obj.value).__name__}.{self.name}, which the compiler does not model")
 
     def reconstruct(self, cg) -> None:
-        self.obj.reconstruct(cg)
+        cg.reconstruct(self.obj)
         cg.load_attr(self.name)
 
     def children(self) -> list:
@@ -82,7 +103,17 @@ def _is_plain_data(value) -> bool:
 
 
 class UserObjectVariable(ObjectVariable):
-    """An instance of a user class."""
+    """An instance of a user class (or any object the translator does not model).
+
+    Never a constant: its state can change, so nothing is folded over it at trace time
+    (``repr(obj)`` of an object the frame mutates is computed when the code runs).
+    """
+
+    def is_python_constant(self) -> bool:
+        return False
+
+    def as_python_constant(self):
+        raise Unsupported(f"an instance of {type(self.value).__qualname__} is not a constant")
 
 
 class NNModuleVariable(ObjectVariable):
@@ -112,6 +143,13 @@ class NNModuleVariable(ObjectVariable):
         if name in module.__dict__:
             return wrap(tx, module.__dict__[name], source)
         return super().var_getattr(tx, name)
+
+    def store_attribute(self, tx, name: str, value) -> None:
+        # Module.__setattr__ (registration of parameters and submodules) runs when the
+        # transformed code replays the store; reads in the frame see the stored value.
+        if value is DELETED:
+            raise Unsupported(f"del of module attribute {name!r}")
+        tx.output.side_effects.store_attribute(self, name, value)
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         cls = type(self.value)
@@ -180,7 +218,8 @@ class ModuleTraversalVariable(VariableTracker):
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         from . import builder
-        from .containers import IteratorVariable, TupleVariable
+        from .containers import TupleVariable
+        from .iterators import IteratorVariable
 
         named, keep_names = MODULE_TRAVERSALS[self.name]
         values = [a.as_python_constant() for a in args]
@@ -240,7 +279,11 @@ class ClassVariable(ObjectVariable):
     """A class object (used by isinstance, attribute reads of class constants)."""
 
     def call(self, tx, args, kwargs) -> VariableTracker:
+        from .library import call_special, has_special_handling
+
         cls = self.value
+        if has_special_handling(cls):
+            return call_special(tx, cls, args, kwargs)
         if issubclass(cls, tuple) and hasattr(cls, "_fields") and hasattr(cls, "_make"):
             return _make_namedtuple(cls, args, kwargs)
         raise Unsupported(f"creating an instance of {cls.__qualname__} inside the compiled region")

@@ -16,6 +16,10 @@ class TensorVariable(VariableTracker):
     def node(self):
         return self.proxy.node
 
+    @property
+    def rebuilt_once(self) -> bool:
+        return self.source is not None  # a graph output is the same object on every load
+
     def python_type(self) -> type:
         return self.proxy.node.meta.get("python_type", type(self.proxy).__mro__[1])
 
@@ -100,7 +104,7 @@ class TensorMethodVariable(TracedCallableVariable):
         self.tensor, self.name = tensor, name
 
     def reconstruct(self, cg) -> None:
-        self.tensor.reconstruct(cg)
+        cg.reconstruct(self.tensor)
         cg.load_attr(self.name)
 
     def children(self) -> list:

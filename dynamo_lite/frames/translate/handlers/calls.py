@@ -6,7 +6,8 @@ import operator
 from ...bytecode import compat as V
 from ...errors import Unsupported
 from ...tracing.variables.base import CellVariable, ConstantVariable, NullVariable, VariableTracker
-from ...tracing.variables.containers import DictVariable, TupleVariable
+from ...tracing.variables.containers import TupleVariable
+from ...tracing.variables.dicts import DictVariable
 from ...tracing.variables.functions import NestedFunctionVariable, SuperVariable
 from ...tracing.variables.tensor import TracedCallableVariable
 from . import handles

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ...errors import Unsupported
 from ...tracing.variables.base import ConstantVariable
-from ...tracing.variables.containers import DictVariable, ListVariable, TupleVariable
+from ...tracing.variables.containers import ListVariable, TupleVariable
+from ...tracing.variables.dicts import DictVariable
 from . import handles
 
 
@@ -39,13 +40,17 @@ def build_const_key_map(tx, ins):
 @handles("LIST_APPEND")
 def list_append(tx, ins):
     value = tx.pop()
-    tx.stack[-ins.arg].items.append(value)
+    target = tx.stack[-ins.arg]
+    tx.output.side_effects.mutation(target)
+    target.items.append(value)
 
 
 @handles("LIST_EXTEND")
 def list_extend(tx, ins):
-    values = tx.pop()
-    tx.stack[-ins.arg].items.extend(values.unpack(tx))
+    values = tx.pop().unpack(tx)
+    target = tx.stack[-ins.arg]
+    tx.output.side_effects.mutation(target)
+    target.items.extend(values)
 
 
 @handles("LIST_TO_TUPLE")
@@ -57,7 +62,9 @@ def list_to_tuple(tx, ins):
 def map_add(tx, ins):
     value = tx.pop()
     key = tx.pop()
-    tx.stack[-ins.arg].items[_key(key)] = value
+    target = tx.stack[-ins.arg]
+    tx.output.side_effects.mutation(target)
+    target.items[_key(key)] = value
 
 
 @handles("DICT_UPDATE", "DICT_MERGE")
@@ -68,6 +75,7 @@ def dict_update(tx, ins):
         raise Unsupported("** unpacking of something that is not a dict")
     if ins.opname == "DICT_MERGE" and set(target.items) & set(other.items):
         raise Unsupported("duplicate keyword argument (raises TypeError in eager)")
+    tx.output.side_effects.mutation(target)
     target.items.update(other.items)
 
 

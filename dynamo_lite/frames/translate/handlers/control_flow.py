@@ -6,7 +6,7 @@ from ...errors import Unsupported
 
 from ...tracing.variables.base import ConstantVariable
 from ...tracing.variables.builtins import BUILTIN_HANDLERS
-from ...tracing.variables.containers import IteratorVariable
+from ...tracing.variables.iterators import IteratorVariable
 from ...tracing.variables.objects import NoOpContextVariable
 from . import handles
 
@@ -47,7 +47,7 @@ def for_iter(tx, ins):
     iterator = tx.stack[-1]
     if not isinstance(iterator, IteratorVariable):
         raise Unsupported("a for loop over a value the translator cannot unroll")
-    item = iterator.next_item()
+    item = iterator.next_item(tx)
     if item is not None:
         tx.push(item)
         return
@@ -97,5 +97,5 @@ def return_generator(tx, ins):
 
 @handles("YIELD_VALUE")
 def yield_value(tx, ins):
-    tx.yielded.append(tx.pop())
+    tx.yielded = tx.pop()  # the generator pauses here (GeneratorVariable.next_item)
     tx.push(ConstantVariable(None))  # what the consumer sends back: next() sends None

@@ -117,7 +117,19 @@ def store_attr(tx, ins):
     value = tx.pop()
     if not isinstance(target, ObjectVariable) or isinstance(target.value, type):
         raise Unsupported(f"assignment to attribute {ins.argval!r} of {target}")
-    tx.output.side_effects.store_attribute(target, ins.argval, value)
+    target.store_attribute(tx, ins.argval, value)
+
+
+@handles("DELETE_ATTR")
+def delete_attr(tx, ins):
+    from ...tracing.side_effects import DELETED
+    from ...tracing.variables.objects import ObjectVariable
+
+    target = tx.pop()
+    if not isinstance(target, ObjectVariable) or isinstance(target.value, type):
+        raise Unsupported(f"del of attribute {ins.argval!r} of {target}")
+    target.var_getattr(tx, ins.argval)  # raises AttributeError as eager does when it is missing
+    target.store_attribute(tx, ins.argval, DELETED)
 
 
 @handles("PUSH_NULL")

@@ -6,8 +6,7 @@ import operator
 
 from ...errors import Unsupported
 from ...tracing.variables.base import ConstantVariable
-from ...tracing.variables.containers import BaseListVariable, DictVariable, ListVariable
-from ...tracing.variables.objects import NNModuleVariable
+from ...tracing.variables.containers import BaseListVariable
 from ...tracing.variables.tensor import TensorVariable, TracedCallableVariable
 from . import handles
 
@@ -56,6 +55,8 @@ def _identity(left, right) -> bool:
         return False  # a tensor is never a constant
     if left is right:
         return True
+    if hasattr(left, "value") and hasattr(right, "value") and left.source is not None and right.source is not None:
+        return left.value is right.value  # objects read from the frame: guarded by type and identity
     raise Unsupported("'is' between values whose identity is unknown while tracing")
 
 
@@ -70,8 +71,8 @@ def is_op(tx, ins):
 def contains_op(tx, ins):
     container = tx.pop()
     item = tx.pop()
-    if isinstance(container, DictVariable):
-        found = item.as_python_constant() in container.items
+    if hasattr(container, "contains"):
+        found = container.contains(tx, item)
     elif container.is_python_constant() and item.is_python_constant():
         found = item.as_python_constant() in container.as_python_constant()
     elif isinstance(item, TensorVariable) and isinstance(container, BaseListVariable):
@@ -115,7 +116,7 @@ def subscript(tx, container, key):
     """``container[key]`` on variables."""
     if isinstance(container, TensorVariable):
         return TracedCallableVariable(operator.getitem, "Tensor.__getitem__").call(tx, [container, key], {})
-    if isinstance(container, (BaseListVariable, DictVariable, NNModuleVariable)):
+    if hasattr(container, "getitem"):
         return container.getitem(tx, key)
     if container.is_python_constant() and key.is_python_constant():
         try:
@@ -161,15 +162,29 @@ def store_subscript(tx, container, key, value):
     if isinstance(container, TensorVariable):
         TracedCallableVariable(operator.setitem, "Tensor.__setitem__").call(tx, [container, key, value], {})
         return
-    if isinstance(container, (ListVariable, DictVariable)):
-        tx.output.side_effects.mutate_container(container)
-        k = key.as_python_constant()
-        if isinstance(container, ListVariable) and isinstance(k, slice):
-            container.items[k] = value.unpack(tx)
-        else:
-            container.items[k] = value
+    if hasattr(container, "store_item"):
+        container.store_item(tx, key, value)
         return
     raise Unsupported(f"item assignment to {container}")
+
+
+@handles("DELETE_SUBSCR")
+def delete_subscr(tx, ins):
+    key = tx.pop()
+    container = tx.pop()
+    if not hasattr(container, "delete_item"):
+        raise Unsupported(f"del of an item of {container}")
+    container.delete_item(tx, key)
+
+
+@handles("DELETE_SLICE")
+def delete_slice(tx, ins):
+    stop = tx.pop()
+    start = tx.pop()
+    container = tx.pop()
+    if not hasattr(container, "delete_item"):
+        raise Unsupported(f"del of a slice of {container}")
+    container.delete_item(tx, _slice(start, stop))
 
 
 @handles("STORE_SUBSCR")

@@ -1,0 +1,48 @@
+"""Trace rules: which callables the translator inlines, folds on constants, or calls opaquely.
+
+NOTE: [trace rules] User code and dynamo_lite's own Python are *inlined* (their bytecode
+is translated). Pure functions of constants (``math``, ``operator``, ...) are *folded*:
+called at trace time when every argument is a constant. Everything else from the
+standard library or an installed package is *opaque*: never traced and never
+instrumented; a call to it is a graph break (it runs eagerly, in program order). A
+few library callables have explicit handling instead (``SPECIAL``): they behave as
+the translator models them (``functools.partial`` objects, ``functools.reduce``,
+``itertools`` iterators, namedtuple and dataclass instances, enum members).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+
+INLINE, FOLD, OPAQUE = "inline", "fold", "opaque"
+
+#: Modules whose builtin functions are pure: folded when every argument is a constant.
+FOLDABLE_MODULES = ("math", "cmath", "operator", "_operator")
+
+#: Directories of the standard library and installed packages (opaque code lives there).
+_LIBRARY_DIRS = tuple(sorted({os.path.realpath(p) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
+                              if (p := sysconfig.get_paths().get(key))} | {os.path.realpath(sys.prefix) + os.sep}))
+_OWN_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
+
+
+def rule_for_code(code) -> str:
+    """INLINE for user code and dynamo_lite's own, OPAQUE for the standard library and
+    installed packages (judged by where the code's file lives)."""
+    filename = os.path.realpath(code.co_filename) if not code.co_filename.startswith("<") else code.co_filename
+    if filename.startswith(_OWN_PACKAGE):
+        return INLINE
+    if filename.startswith(_LIBRARY_DIRS) or filename.startswith("<frozen"):
+        return OPAQUE
+    return INLINE
+
+
+def rule_for_function(fn) -> str:
+    """The rule of a Python function (see ``rule_for_code``)."""
+    code = getattr(fn, "__code__", None)
+    return INLINE if code is None else rule_for_code(code)
+
+
+def is_library_code(code) -> bool:
+    """True for code the hook must never instrument nor the translator trace."""
+    return rule_for_code(code) == OPAQUE

@@ -1,0 +1,308 @@
+"""Dict variables (dict, OrderedDict, defaultdict) with constant keys, their live views and methods."""
+from __future__ import annotations
+
+import collections
+import operator
+
+from ...errors import Unsupported, UserError
+from .base import ConstantVariable, VariableTracker
+from .iterators import DictIteratorVariable
+
+_MISSING = object()
+
+
+def _key(variable):
+    """The Python key of a variable (keys are constants)."""
+    if not variable.is_python_constant():
+        raise Unsupported(f"a dict key that is not a constant: {variable}")
+    key = variable.as_python_constant()
+    try:
+        hash(key)
+    except TypeError as exc:
+        raise UserError(TypeError(str(exc))) from None
+    return key
+
+
+class DictVariable(VariableTracker):
+    """A dict with constant keys (``dict_type``: dict, OrderedDict or defaultdict).
+
+    ``default_factory`` is the variable of a defaultdict's factory (None otherwise).
+    """
+
+    def __init__(self, items: dict, source=None, dict_type: type = dict, default_factory=None):
+        self.items = dict(items)
+        self.source = source
+        self.dict_type = dict_type
+        self.default_factory = default_factory
+
+    def python_type(self) -> type:
+        return self.dict_type
+
+    def save_state(self):
+        return dict(self.items)
+
+    def restore_state(self, state) -> None:
+        self.items = state
+
+    def is_python_constant(self) -> bool:
+        return self.dict_type is dict and all(isinstance(v, ConstantVariable) for v in self.items.values())
+
+    def as_python_constant(self):
+        if self.dict_type is not dict:
+            raise Unsupported(f"a {self.dict_type.__name__} is not a constant")
+        return {k: v.as_python_constant() for k, v in self.items.items()}
+
+    def as_traceable(self):
+        return {k: v.as_traceable() for k, v in self.items.items()}
+
+    def truth(self, tx) -> bool:
+        return bool(self.items)
+
+    def length(self, tx) -> int:
+        return len(self.items)
+
+    def unpack(self, tx) -> list:
+        return [ConstantVariable(k) for k in self.items]
+
+    def iterate(self, tx):
+        return DictIteratorVariable(DictViewVariable(self, "keys"))
+
+    def children(self) -> list:
+        return list(self.items.values()) + ([self.default_factory] if self.default_factory is not None else [])
+
+    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
+        k = _key(key)
+        if k in self.items:
+            return self.items[k]
+        if self.default_factory is not None and not _is_none(self.default_factory):
+            value = self.default_factory.call(tx, [], {})
+            self.store_item(tx, key, value)
+            return value
+        raise UserError(KeyError(k))
+
+    def store_item(self, tx, key, value) -> None:
+        k = _key(key)
+        tx.output.side_effects.mutation(self)
+        self.items[k] = value
+
+    def delete_item(self, tx, key) -> None:
+        k = _key(key)
+        if k not in self.items:
+            raise UserError(KeyError(k))
+        tx.output.side_effects.mutation(self)
+        del self.items[k]
+
+    def contains(self, tx, item) -> bool:
+        return _key(item) in self.items
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name in DICT_METHODS:
+            return DictMethodVariable(self, name)
+        if name == "default_factory" and self.default_factory is not None:
+            return self.default_factory
+        raise Unsupported(f"{self.dict_type.__name__}.{name}")
+
+    def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            self.source.reconstruct(cg)
+            return
+
+        def emit_items():
+            for key, value in self.items.items():
+                cg.load_const(key)
+                cg.reconstruct(value)
+            cg.build(dict, len(self.items))
+
+        if self.dict_type is dict:
+            emit_items()
+        elif self.dict_type is collections.defaultdict:
+            def emit_args():
+                cg.reconstruct(self.default_factory)
+                emit_items()
+
+            cg.call_const(collections.defaultdict, emit_args, 2)
+        else:
+            cg.call_const(self.dict_type, emit_items, 1)
+
+    def __repr__(self) -> str:
+        return f"DictVariable({self.items!r})"
+
+
+def _is_none(variable) -> bool:
+    return variable.is_python_constant() and variable.as_python_constant() is None
+
+
+class DictViewVariable(VariableTracker):
+    """``d.keys()``/``d.values()``/``d.items()``: a live view of the dict variable."""
+
+    def __init__(self, dict_var: DictVariable, kind: str):
+        self.dict_var, self.kind = dict_var, kind
+
+    def python_type(self) -> type:
+        return type(getattr({}, self.kind)())
+
+    def element(self, key):
+        from .containers import TupleVariable
+
+        if self.kind == "keys":
+            return ConstantVariable(key)
+        if self.kind == "values":
+            return self.dict_var.items[key]
+        return TupleVariable([ConstantVariable(key), self.dict_var.items[key]])
+
+    def unpack(self, tx) -> list:
+        return [self.element(k) for k in self.dict_var.items]
+
+    def iterate(self, tx):
+        return DictIteratorVariable(self)
+
+    def length(self, tx) -> int:
+        return len(self.dict_var.items)
+
+    def truth(self, tx) -> bool:
+        return bool(self.dict_var.items)
+
+    def contains(self, tx, item) -> bool:
+        if self.kind == "keys":
+            return self.dict_var.contains(tx, item)
+        raise Unsupported(f"'in' on dict.{self.kind}()")
+
+    def children(self) -> list:
+        return [self.dict_var]
+
+    def reconstruct(self, cg) -> None:
+        cg.call_const(operator.methodcaller(self.kind), lambda: cg.reconstruct(self.dict_var), 1)
+
+
+def _get(tx, d, key, default=None):
+    return d.items.get(_key(key), default if default is not None else ConstantVariable(None))
+
+
+def _pop(tx, d, key, default=None):
+    k = _key(key)
+    if k not in d.items:
+        if default is None:
+            raise UserError(KeyError(k))
+        return default
+    tx.output.side_effects.mutation(d)
+    return d.items.pop(k)
+
+
+def _popitem(tx, d, last=None):
+    from .containers import TupleVariable
+
+    if not d.items:
+        raise UserError(KeyError("popitem(): dictionary is empty"))
+    tx.output.side_effects.mutation(d)
+    from_end = True if last is None else bool(last.as_python_constant())
+    key = next(reversed(d.items)) if from_end else next(iter(d.items))
+    return TupleVariable([ConstantVariable(key), d.items.pop(key)])
+
+
+def _setdefault(tx, d, key, default=None):
+    k = _key(key)
+    if k not in d.items:
+        tx.output.side_effects.mutation(d)
+        d.items[k] = default if default is not None else ConstantVariable(None)
+    return d.items[k]
+
+
+def _update(tx, d, other=None, **kwargs):
+    pairs = [] if other is None else pairs_of(tx, other)
+    pairs += [(k, v) for k, v in kwargs.items()]
+    tx.output.side_effects.mutation(d)
+    for k, v in pairs:
+        d.items[k] = v
+    return None
+
+
+def _clear(tx, d):
+    tx.output.side_effects.mutation(d)
+    d.items.clear()
+
+
+def _copy(tx, d):
+    return DictVariable(d.items, dict_type=d.dict_type, default_factory=d.default_factory)
+
+
+def _move_to_end(tx, d, key, last=None):
+    k = _key(key)
+    if k not in d.items:
+        raise UserError(KeyError(k))
+    tx.output.side_effects.mutation(d)
+    value = d.items.pop(k)
+    if last is None or last.as_python_constant():
+        d.items[k] = value
+    else:
+        d.items = {k: value, **d.items}
+
+
+DICT_METHODS = {
+    "keys": lambda tx, d: DictViewVariable(d, "keys"),
+    "values": lambda tx, d: DictViewVariable(d, "values"),
+    "items": lambda tx, d: DictViewVariable(d, "items"),
+    "get": _get, "pop": _pop, "popitem": _popitem, "setdefault": _setdefault, "update": _update,
+    "clear": _clear, "copy": _copy, "move_to_end": _move_to_end,
+}
+
+
+def pairs_of(tx, value) -> list:
+    """(key, value variable) pairs of a dict variable or of an iterable of pairs (``dict(x)``)."""
+    if isinstance(value, DictVariable):
+        return list(value.items.items())
+    pairs = []
+    for pair in value.unpack(tx):
+        items = pair.unpack(tx)
+        if len(items) != 2:
+            raise UserError(ValueError(f"dictionary update sequence element #{len(pairs)} has length "
+                                       f"{len(items)}; 2 is required"))
+        pairs.append((_key(items[0]), items[1]))
+    return pairs
+
+
+class DictMethodVariable(VariableTracker):
+    """A bound method of a dict variable (``DICT_METHODS``)."""
+
+    def __init__(self, target: DictVariable, name: str):
+        self.target, self.name = target, name
+
+    def call(self, tx, args, kwargs):
+        if kwargs and self.name != "update":
+            raise Unsupported(f"dict.{self.name} with keyword arguments")
+        if self.name == "move_to_end" and self.target.dict_type is not collections.OrderedDict:
+            raise UserError(AttributeError("'dict' object has no attribute 'move_to_end'"))
+        result = DICT_METHODS[self.name](tx, self.target, *args, **kwargs)
+        return ConstantVariable(None) if result is None else result
+
+    def children(self) -> list:
+        return [self.target]
+
+    def reconstruct(self, cg) -> None:
+        cg.reconstruct(self.target)
+        cg.load_attr(self.name)
+
+
+def make_dict(tx, dict_type, args: list, kwargs: dict, default_factory=None) -> DictVariable:
+    """``dict(...)``/``OrderedDict(...)``: a new dict from a mapping or pairs, plus keywords."""
+    if len(args) > 1:
+        raise UserError(TypeError(f"{dict_type.__name__} expected at most 1 argument, got {len(args)}"))
+    pairs = pairs_of(tx, args[0]) if args else []
+    items = dict(pairs)
+    items.update(kwargs)
+    return DictVariable(items, dict_type=dict_type, default_factory=default_factory)
+
+
+def _union(tx, left, right):
+    if not isinstance(right, DictVariable):
+        raise UserError(TypeError(f"unsupported operand type(s) for |: '{left.python_type().__name__}' and "
+                                  f"'{right.python_type().__name__}'"))
+    return DictVariable({**left.items, **right.items}, dict_type=left.dict_type, default_factory=left.default_factory)
+
+
+def _update_in_place(tx, left, right):
+    _update(tx, left, right)
+    return left
+
+
+#: operator -> handler(tx, left, right) when ``left`` is a dict variable.
+DICT_OPERATORS = {operator.or_: _union, operator.ior: _update_in_place}
