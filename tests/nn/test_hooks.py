@@ -137,10 +137,10 @@ def test_untraceable_hook_breaks_the_graph_and_stays_correct(backend):
     assert_equal_values(compiled(x), model.second(model.first.forward(x)))
     assert len(values) == 1 and values[0] == pytest.approx(float(model.first.forward(x).sum().item()), rel=1e-5)
     stats = dl.stats()
-    # The graph breaks at the hook; the hook itself (only a host read) runs eagerly.
+    # The graph breaks at the hook's host read (item()); the hook's own frame compiles
+    # around it (the bound list.append it holds is rebuilt after the break).
     assert stats.graph_count >= 2
-    assert [record.function for record in stats.fallbacks] == [
-        "test_untraceable_hook_breaks_the_graph_and_stays_correct.<locals>.<lambda>"]
+    assert not stats.fallbacks
 
 
 def test_top_level_hooks_of_a_compiled_module_run(backend):
