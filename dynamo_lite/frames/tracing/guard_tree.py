@@ -108,22 +108,31 @@ def build(guards, names: tuple, values: tuple, f_globals: dict, kinds: dict) -> 
     return roots, nodes
 
 
+def _plain_module(obj) -> bool:
+    """A Module whose attribute protocol is Module's own (a subclass overriding
+    ``__setattr__``/``__delattr__``/``__getattr__`` may bypass the tags or the tables)."""
+    cls = type(obj)
+    return (isinstance(obj, Module) and cls.__setattr__ is Module.__setattr__
+            and cls.__delattr__ is Module.__delattr__ and cls.__getattr__ is Module.__getattr__)
+
+
 def _child(parent: Node, source) -> Node:
     """The node of ``source`` (an attribute or item of ``parent``'s value), read directly if it can be."""
     owner = parent.value
+    module = _plain_module(owner)
     if isinstance(source, AttrSource):
         name = source.attr
-        table = _module_table_of(owner, name)
+        table = _module_table_of(owner, name) if module else None
         if table is not None:
             return Node(source, parent, f"{{p}}.{table}[{name!r}]", owner.__dict__[table][name], True,
                         table == "_modules")
         value = _read(lambda: getattr(owner, name))
-        if isinstance(owner, Module) and name in MODULE_TABLES:
+        if module and name in MODULE_TABLES:
             return Node(source, parent, f"{{p}}.{name}", value, True, True)
-        member = (isinstance(owner, Module) and _in_instance_dict(owner, name)) or isinstance(owner, tuple)
+        member = (module and _in_instance_dict(owner, name)) or isinstance(owner, tuple)
         return Node(source, parent, f"{{p}}.{name}", value, member)
     key = source.key
-    direct = _container_key(owner, key)
+    direct = _container_key(owner, key) if module else None
     if direct is not None:
         return Node(source, parent, f"{{p}}._modules[{direct!r}]", owner.__dict__["_modules"][direct], True, True)
     value = _read(lambda: owner[key])
@@ -142,7 +151,7 @@ def _read(load):
 def _module_table_of(owner, name: str):
     """The table holding ``owner.name`` when plain attribute lookup would reach
     ``Module.__getattr__`` (nothing of that name on the class or in the instance)."""
-    if not isinstance(owner, Module) or name in owner.__dict__:
+    if name in owner.__dict__:
         return None
     try:
         inspect.getattr_static(type(owner), name)
@@ -189,7 +198,7 @@ def _assign_coverage(root: Node) -> None:
             node.covered_by = parent.scope
         if node.covered_by is not None and (node.linked or type(node.value) is tuple):
             node.scope = node.covered_by  # what is below stays the tag root's business
-        elif isinstance(node.value, Module) and any(g.kind == "ID_MATCH" for g in node.guards):
+        elif _plain_module(node.value) and any(g.kind == "ID_MATCH" for g in node.guards):
             node.scope = node  # a tag root of its own: its identity is checked before its tag
         pending.extend(reversed(node.children))
 
