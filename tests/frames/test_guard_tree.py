@@ -65,7 +65,7 @@ def test_cached_calls_never_go_through_module_getattr_or_getitem(backend):
     compiled(*inputs)  # the first cached call runs the full check once
     assert _count_calls(nn.Module, "__getattr__", lambda: compiled(*inputs)) == 0
     assert _count_calls(nn.ModuleList, "__getitem__", lambda: compiled(*inputs)) == 0
-    assert dl.stats().cache_hits == 6 and dl.stats().frames_compiled == 1
+    assert dl.stats().cache_hits == 11 and dl.stats().frames_compiled == 1
 
 
 def test_per_call_guard_code_does_not_grow_with_the_model():

@@ -116,6 +116,14 @@ def _drop_bias(net):
     net.blocks[1].lin.bias = None
 
 
+def _forward_hook(net):
+    net.blocks[1].register_forward_hook(lambda module, args, output: output * 2)
+
+
+def _pre_hook_removed(net):
+    net._test_handle.remove()
+
+
 #: name -> (mutation, start in eval mode?, must the result change?)
 MUTATIONS = {
     "replace a submodule": (_replace_block, True, True),
@@ -136,6 +144,8 @@ MUTATIONS = {
     "half().float()": (_half_then_float, True, True),
     "to(float64)": (_to_float64, True, True),
     "bias set to None": (_drop_bias, True, True),
+    "register_forward_hook": (_forward_hook, True, True),
+    "remove a forward pre-hook": (_pre_hook_removed, True, True),
 }
 
 
@@ -151,6 +161,7 @@ def test_mutation_after_compiling_gives_the_eager_result(name, backend):
     net = Net()
     if start_in_eval:
         net.eval()
+    net._test_handle = net.blocks[0].register_forward_pre_hook(lambda module, args: (args[0] + 1,))
     x = dl.randn(3, WIDTH)
     compiled = dl.compile(net, backend=backend)
     before, _ = _call(compiled, x)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import builtins
 import inspect
 
+from ...nn.hooks import HOOK_TABLES
 from ...nn.layers.container import ModuleDict, ModuleList, Sequential, _ListLike
 from ...nn.module import Module
 from ...nn.versioning import REBINDS
@@ -39,6 +40,9 @@ from .sources import AttrSource, ItemSource, Source
 
 #: Attribute tables of a Module, in the order ``Module.__getattr__`` searches them.
 MODULE_TABLES = ("_parameters", "_buffers", "_modules")
+
+#: Dicts a Module owns whose every change retags it (member tables and hook tables).
+RETAGGING_TABLES = MODULE_TABLES + HOOK_TABLES
 
 #: Containers whose ``c[i]`` is ``c._modules[str(i)]`` while their keys are positional.
 _POSITIONAL_GETITEM = {ModuleList: _ListLike.__getitem__, Sequential: Sequential.__getitem__}
@@ -127,7 +131,7 @@ def _child(parent: Node, source) -> Node:
             return Node(source, parent, f"{{p}}.{table}[{name!r}]", owner.__dict__[table][name], True,
                         table == "_modules")
         value = _read(lambda: getattr(owner, name))
-        if module and name in MODULE_TABLES:
+        if module and name in RETAGGING_TABLES:
             return Node(source, parent, f"{{p}}.{name}", value, True, True)
         member = (module and _in_instance_dict(owner, name)) or isinstance(owner, tuple)
         return Node(source, parent, f"{{p}}.{name}", value, member)
@@ -136,7 +140,7 @@ def _child(parent: Node, source) -> Node:
     if direct is not None:
         return Node(source, parent, f"{{p}}._modules[{direct!r}]", owner.__dict__["_modules"][direct], True, True)
     value = _read(lambda: owner[key])
-    table = parent.linked and isinstance(parent.source, AttrSource) and parent.source.attr in MODULE_TABLES
+    table = parent.linked and isinstance(parent.source, AttrSource) and parent.source.attr in RETAGGING_TABLES
     linked = table and parent.source.attr == "_modules"
     return Node(source, parent, f"{{p}}[{key!r}]", value, table or isinstance(owner, tuple), linked)
 
