@@ -13,8 +13,11 @@ from .tensor.tensor import Tensor
 
 from . import ops  # noqa: E402  (registers every op and installs Tensor methods)
 from .ops.api import *  # noqa: E402,F401,F403  (the dl.* functions)
+from . import autograd  # noqa: E402  (plugs gradient recording into dispatch)
+from .autograd.grad_mode import (  # noqa: E402
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
 from . import nn  # noqa: E402
-from .nn.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402
 from . import config  # noqa: E402
 from .frames.errors import CompileError, Unsupported  # noqa: E402
 from .frames.api import compile, disable, reset, stats  # noqa: E402

@@ -1,6 +1,8 @@
 """Parameter: a Tensor that a Module registers as one of its learnable weights."""
 from __future__ import annotations
 
+import copy
+
 from ..tensor.dtype import get_default_dtype
 from ..tensor.tensor import Tensor, empty_strided
 from .versioning import tensor_rebound
@@ -15,12 +17,11 @@ class Parameter(Tensor):
     """A Tensor that is a module parameter: assigning it to a Module attribute registers it.
 
     The Parameter shares the storage of ``data`` (no copy), so writes through either are
-    seen by both. ``requires_grad`` is stored for compatibility only: dynamo_lite has no
-    autograd, so the flag has no effect on any computation.
+    seen by both. A Parameter is a leaf of autograd and requires grad by default.
 
     Args:
         data: the initial value (a Tensor); an empty float tensor when omitted.
-        requires_grad: stored, unused (there is no autograd).
+        requires_grad: whether autograd accumulates a ``.grad`` for it.
 
     Example:
         >>> w = dl.nn.Parameter(dl.zeros(2, 3))
@@ -36,33 +37,12 @@ class Parameter(Tensor):
                 f"Parameter(data) expects a dl.Tensor, but got {type(data).__name__}"
             )
         self = _alias(data, cls)
-        self._requires_grad = bool(requires_grad)
+        self.requires_grad = requires_grad
         return self
 
     def __init__(self, data=None, requires_grad: bool = True):
         # Tensor.__init__ refuses direct construction; __new__ already did the work.
         pass
-
-    @property
-    def requires_grad(self) -> bool:
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value: bool) -> None:
-        self._requires_grad = bool(value)
-
-    def requires_grad_(self, requires_grad: bool = True) -> "Parameter":
-        self._requires_grad = bool(requires_grad)
-        return self
-
-    @property
-    def data(self) -> Tensor:
-        """A plain Tensor over the same storage; assigning swaps the underlying tensor."""
-        return _alias(self)
-
-    @data.setter
-    def data(self, value: Tensor) -> None:
-        self._set_data(value)
 
     def _set_data(self, value: Tensor) -> None:
         """Rebind this Parameter (same Python object) to ``value``'s storage and geometry.
@@ -70,14 +50,7 @@ class Parameter(Tensor):
         Used by ``Module.to``/``float()``/``load_state_dict(assign=True)``: the object
         identity of a parameter survives dtype/device conversion, as users expect.
         """
-        if not isinstance(value, Tensor):
-            raise TypeError(f"Parameter data must be a dl.Tensor, got {type(value).__name__}")
-        self._storage = value._storage
-        self._sizes = value._sizes
-        self._strides = value._strides
-        self._offset = value._offset
-        self._dtype = value._dtype
-        self._array_cache = None
+        super()._set_data(value)
         tensor_rebound()  # NOTE: [module version tags]
 
     def __repr__(self) -> str:
@@ -88,8 +61,10 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        result = Parameter(self.clone(), self._requires_grad)
+        result = Parameter(_alias(self).clone(), self._requires_grad)
         memo[id(self)] = result
+        if self.grad is not None:
+            result.grad = copy.deepcopy(self.grad, memo)
         return result
 
     def __reduce_ex__(self, protocol):

@@ -6,6 +6,7 @@ from collections import OrderedDict, namedtuple
 from ..tensor.tensor import Tensor
 from .parameter import Parameter, _alias
 from .versioning import changed
+from .grad_mode import no_grad
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -80,7 +81,8 @@ class StateDictMixin:
                 self._assign_loaded(name, current, value)
                 continue
             try:
-                current.copy_(value)
+                with no_grad():  # loading is not part of any computation autograd records
+                    current.copy_(value)
             except Exception as exc:  # report every failing key at once, as torch does
                 error_msgs.append(
                     f'While copying the parameter named "{key}", whose dimensions in the model are '

@@ -43,7 +43,24 @@ class TracingState(threading.local):
 TRACING = TracingState()
 
 
-def dispatch(op, args, kwargs):
+class AutogradHook:
+    """Where ``dynamo_lite.autograd`` plugs in: ``record(op, args, kwargs)`` runs an op
+    with a tensor argument that requires grad.
+
+    NOTE: [autograd hook] ops sit below autograd in the layering, so dispatch does not
+    import it; the autograd package sets ``AUTOGRAD.record`` when imported. The eager
+    fast path pays one flag test per tensor argument: only an op that meets a tensor
+    with ``requires_grad`` goes through ``record``, which runs the op through
+    ``dispatch(..., record_grad=False)`` and attaches the ``grad_fn``.
+    """
+
+    record = None
+
+
+AUTOGRAD = AutogradHook()
+
+
+def dispatch(op, args, kwargs, record_grad=True):
     """Run ``op`` eagerly on tensors: the same meta rule the tracer uses decides the outputs.
 
     NOTE: [dispatch fast path] Eager overhead per op is a few microseconds, so arguments
@@ -55,16 +72,19 @@ def dispatch(op, args, kwargs):
         return tracer.record(op, args, kwargs)
     devices = []
     flat = True
+    needs_grad = False
     meta_args = []
     for a in args:
         if isinstance(a, Tensor):
+            if a._requires_grad:
+                needs_grad = True
             dev = a._device
             if not devices or (dev is not devices[0] and dev not in devices):
                 devices.append(dev)
             meta_args.append(TensorMeta.of(a))
         elif isinstance(a, _CONTAINERS):
             flat = False
-            _map(lambda t: _note_device(devices, t._device), a)
+            needs_grad = _note_devices(devices, a) or needs_grad
             meta_args.append(_map(TensorMeta.of, a))
         else:
             meta_args.append(a)
@@ -72,17 +92,22 @@ def dispatch(op, args, kwargs):
         for v in kwargs.values():
             if isinstance(v, (Tensor, *_CONTAINERS)):
                 flat = False
-                _map(lambda t: _note_device(devices, t._device), v)
+                needs_grad = _note_devices(devices, v) or needs_grad
         meta_kwargs = kwargs if flat else _map(TensorMeta.of, kwargs)
     else:
         meta_kwargs = kwargs
+    if needs_grad and record_grad and AUTOGRAD.record is not None:
+        return AUTOGRAD.record(op, args, kwargs)
     if len(devices) > 1:
         check_same_device(devices)
     out_meta = op.meta(*meta_args, **meta_kwargs)
     if op.view is not None:
         base = args[0]
         sizes, strides, offset = op.view((base._sizes, base._strides, base._offset), *args[1:], **kwargs)
-        return base._view(sizes, strides, offset)
+        view = base._view(sizes, strides, offset)
+        if "untracked_view" in op.tags:
+            view._view_base = None
+        return view
     device = devices[0] if devices else (getattr(out_meta, "device", None) or CPU)
     xp = np if device.type == "cpu" else array_module(device)
     if flat:
@@ -111,9 +136,18 @@ def dispatch(op, args, kwargs):
 _CONTAINERS = (tuple, list, dict)
 
 
-def _note_device(devices, dev) -> None:
-    if dev not in devices:
-        devices.append(dev)
+def _note_devices(devices, value) -> bool:
+    """Add the devices of the tensors nested in ``value``; True if one requires grad."""
+    needs_grad = False
+
+    def note(tensor):
+        nonlocal needs_grad
+        if tensor._device not in devices:
+            devices.append(tensor._device)
+        needs_grad = needs_grad or tensor._requires_grad
+
+    _map(note, value)
+    return needs_grad
 
 
 def _allocate(meta):

@@ -21,7 +21,7 @@ from ..tensor.layout import contiguous_format, preserve_format
 from ..tensor.meta import TensorMeta
 from .conversions import _assign, _host_module, _is_tensor, clone, to
 from .factory_args import (
-    check_no_extra, dtype_or_default, factory_meta, like_args, like_meta, number, scalar_dtype, size_arg,
+    accepts_requires_grad, check_no_extra, dtype_or_default, factory_meta, like_args, like_meta, number, scalar_dtype, size_arg,
 )
 from .random import __all__ as _random_all
 from .random import *  # noqa: F401,F403  (random factories are part of this module's API)
@@ -181,6 +181,7 @@ full_like_op = register_op(
 
 
 # -- wrappers -----------------------------------------------------------------------------
+@accepts_requires_grad
 def tensor(data, *, dtype=None, device=None, **kwargs):
     """A new tensor holding a copy of ``data`` (nested lists/tuples of numbers, an array, a tensor).
 
@@ -214,6 +215,7 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
+@accepts_requires_grad
 def empty(*size, dtype=None, device=None, memory_format=contiguous_format, **kwargs):
     """An uninitialized tensor of ``size`` (ints or one sequence)."""
     size = size_arg(size, kwargs)
@@ -221,6 +223,7 @@ def empty(*size, dtype=None, device=None, memory_format=contiguous_format, **kwa
     return empty_op(size=size, dtype=dtype_or_default(dtype), device=as_device(device), memory_format=memory_format)
 
 
+@accepts_requires_grad
 def zeros(*size, dtype=None, device=None, **kwargs):
     """A tensor of zeros.
 
@@ -233,6 +236,7 @@ def zeros(*size, dtype=None, device=None, **kwargs):
     return zeros_op(size=size, dtype=dtype_or_default(dtype), device=as_device(device))
 
 
+@accepts_requires_grad
 def ones(*size, dtype=None, device=None, **kwargs):
     """A tensor of ones (same arguments as ``zeros``)."""
     size = size_arg(size, kwargs)
@@ -240,6 +244,7 @@ def ones(*size, dtype=None, device=None, **kwargs):
     return ones_op(size=size, dtype=dtype_or_default(dtype), device=as_device(device))
 
 
+@accepts_requires_grad
 def full(size, fill_value, *, dtype=None, device=None, **kwargs):
     """A tensor filled with ``fill_value``; dtype inferred from it (bool, int64, default float).
 
@@ -254,6 +259,7 @@ def full(size, fill_value, *, dtype=None, device=None, **kwargs):
     return full_op(size=layout.check_shape((size,)), fill_value=fill_value, dtype=dt, device=as_device(device))
 
 
+@accepts_requires_grad
 def empty_strided(size, stride, *, dtype=None, device=None, **kwargs):
     check_no_extra("empty_strided", kwargs)
     size, stride = layout.check_shape((size,)), tuple(stride)
@@ -262,6 +268,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, **kwargs):
     return empty_strided_op(size=size, stride=stride, dtype=dtype_or_default(dtype), device=as_device(device))
 
 
+@accepts_requires_grad
 def arange(start, end=None, step=1, *, dtype=None, device=None, **kwargs):
     """Values from ``start`` (default 0) up to but excluding ``end``, every ``step``.
 
@@ -281,6 +288,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, **kwargs):
     return arange_op(start=start, end=end, step=step, dtype=as_dtype(dtype), device=as_device(device))
 
 
+@accepts_requires_grad
 def linspace(start, end, steps, *, dtype=None, device=None, **kwargs):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     check_no_extra("linspace", kwargs)
@@ -292,6 +300,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, **kwargs):
     )
 
 
+@accepts_requires_grad
 def eye(n, m=None, *, dtype=None, device=None, **kwargs):
     """An ``n`` x ``m`` (default square) identity matrix."""
     check_no_extra("eye", kwargs)
@@ -302,12 +311,14 @@ def eye(n, m=None, *, dtype=None, device=None, **kwargs):
     return eye_op(n=builtins.int(n), m=builtins.int(m), dtype=dtype_or_default(dtype), device=as_device(device))
 
 
+@accepts_requires_grad
 def empty_like(input, *, dtype=None, device=None, memory_format=preserve_format, **kwargs):
     check_no_extra("empty_like", kwargs)
     dtype, device = like_args(input, dtype, device)
     return empty_like_op(input, dtype=dtype, device=device, memory_format=memory_format)
 
 
+@accepts_requires_grad
 def zeros_like(input, *, dtype=None, device=None, memory_format=preserve_format, **kwargs):
     """Zeros shaped like ``input`` (its dense layout kept, e.g. channels_last)."""
     check_no_extra("zeros_like", kwargs)
@@ -315,12 +326,14 @@ def zeros_like(input, *, dtype=None, device=None, memory_format=preserve_format,
     return zeros_like_op(input, dtype=dtype, device=device, memory_format=memory_format)
 
 
+@accepts_requires_grad
 def ones_like(input, *, dtype=None, device=None, memory_format=preserve_format, **kwargs):
     check_no_extra("ones_like", kwargs)
     dtype, device = like_args(input, dtype, device)
     return ones_like_op(input, dtype=dtype, device=device, memory_format=memory_format)
 
 
+@accepts_requires_grad
 def full_like(input, fill_value, *, dtype=None, device=None, memory_format=preserve_format, **kwargs):
     check_no_extra("full_like", kwargs)
     dtype, device = like_args(input, dtype, device)

@@ -1,6 +1,8 @@
 """Argument handling shared by factory ops: sizes, dtype defaults, factory meta rules."""
 from __future__ import annotations
 
+import functools
+
 from ..tensor import layout
 from ..tensor import views as rules
 from ..tensor.device import as_device
@@ -19,9 +21,18 @@ def size_arg(size, kwargs) -> tuple:
     return layout.check_shape(size)
 
 
+def accepts_requires_grad(factory):
+    """Give a factory torch's ``requires_grad=`` keyword: the new tensor becomes a leaf that requires grad."""
+    @functools.wraps(factory)
+    def wrapper(*args, requires_grad=False, **kwargs):
+        result = factory(*args, **kwargs)
+        if requires_grad:
+            result.requires_grad = True
+        return result
+    return wrapper
+
+
 def check_no_extra(name: str, kwargs) -> None:
-    if kwargs.pop("requires_grad", False):
-        raise NotImplementedError(f"{name}(requires_grad=True): dynamo_lite tensors have no autograd")
     for ignored in ("layout", "pin_memory"):
         kwargs.pop(ignored, None)
     if kwargs:

@@ -15,7 +15,7 @@ from ..tensor.generator import Generator, default_generator, manual_seed
 from ..tensor.layout import preserve_format
 from ..tensor.meta import TensorMeta
 from .conversions import _assign
-from .factory_args import check_no_extra, dtype_or_default, factory_meta, like_args, like_meta, size_arg
+from .factory_args import accepts_requires_grad, check_no_extra, dtype_or_default, factory_meta, like_args, like_meta, size_arg
 from .registry import register_op
 
 __all__ = [
@@ -100,6 +100,7 @@ def _gen(generator):
     return default_generator if generator is None else generator
 
 
+@accepts_requires_grad
 def rand(*size, generator=None, dtype=None, device=None, **kwargs):
     """Uniform samples in [0, 1).
 
@@ -112,6 +113,7 @@ def rand(*size, generator=None, dtype=None, device=None, **kwargs):
     return rand_op(size=size, dtype=dtype_or_default(dtype), device=as_device(device), generator=_gen(generator))
 
 
+@accepts_requires_grad
 def randn(*size, generator=None, dtype=None, device=None, **kwargs):
     """Standard normal samples (same arguments as ``rand``)."""
     size = size_arg(size, kwargs)
@@ -119,6 +121,7 @@ def randn(*size, generator=None, dtype=None, device=None, **kwargs):
     return randn_op(size=size, dtype=dtype_or_default(dtype), device=as_device(device), generator=_gen(generator))
 
 
+@accepts_requires_grad
 def randint(*args, generator=None, dtype=None, device=None, **kwargs):
     """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``.
 
@@ -146,6 +149,7 @@ def randint(*args, generator=None, dtype=None, device=None, **kwargs):
     )
 
 
+@accepts_requires_grad
 def randperm(n, *, generator=None, dtype=None, device=None, **kwargs):
     """A random permutation of ``0..n-1``."""
     check_no_extra("randperm", kwargs)
@@ -155,18 +159,21 @@ def randperm(n, *, generator=None, dtype=None, device=None, **kwargs):
     return randperm_op(n=builtins.int(n), dtype=dtype, device=as_device(device), generator=_gen(generator))
 
 
+@accepts_requires_grad
 def rand_like(input, *, generator=None, dtype=None, device=None, memory_format=preserve_format, **kwargs):
     check_no_extra("rand_like", kwargs)
     dtype, device = like_args(input, dtype, device)
     return rand_like_op(input, dtype=dtype, device=device, memory_format=memory_format, generator=_gen(generator))
 
 
+@accepts_requires_grad
 def randn_like(input, *, generator=None, dtype=None, device=None, memory_format=preserve_format, **kwargs):
     check_no_extra("randn_like", kwargs)
     dtype, device = like_args(input, dtype, device)
     return randn_like_op(input, dtype=dtype, device=device, memory_format=memory_format, generator=_gen(generator))
 
 
+@accepts_requires_grad
 def randint_like(input, low, high=None, *, generator=None, dtype=None, device=None,
                  memory_format=preserve_format, **kwargs):
     """``randint_like(x, high)`` or ``randint_like(x, low, high)``."""

@@ -72,7 +72,13 @@ VIEW_RULES = {
     "detach": rules.alias,
 }
 
-OPS = {name: register_op(name, meta=view_meta(rule), view=rule) for name, rule in VIEW_RULES.items()}
+# ``detach`` shares storage but is no view to autograd: writing through it leaves the
+# source's history alone (torch's non-differentiable view).
+UNTRACKED_VIEWS = {"detach"}
+OPS = {
+    name: register_op(name, meta=view_meta(rule), view=rule, tags=("untracked_view",) if name in UNTRACKED_VIEWS else ())
+    for name, rule in VIEW_RULES.items()
+}
 
 
 # -- applying a view op to an array (for backends) --------------------------------------

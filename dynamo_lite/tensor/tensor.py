@@ -7,11 +7,12 @@ from . import layout
 from .device import CPU, array_module, as_device
 from .device import device as Device
 from .dtype import dtype as DType
+from .autograd_fields import AutogradFields
 from .properties import TensorProperties
 from .storage import Storage
 
 
-class Tensor(TensorProperties):
+class Tensor(AutogradFields, TensorProperties):
     """An n-dimensional strided view over a Storage.
 
     Tensors are made by factories (``dl.tensor``, ``dl.zeros`` ...) or by views of other
@@ -24,7 +25,8 @@ class Tensor(TensorProperties):
         (1, 3)
     """
 
-    __slots__ = ("_storage", "_sizes", "_strides", "_offset", "_dtype", "_array_cache", "__weakref__", "__dict__")
+    __slots__ = ("_storage", "_sizes", "_strides", "_offset", "_dtype", "_array_cache",
+                 "_requires_grad", "_grad_fn", "_autograd", "_view_base", "__weakref__", "__dict__")
 
     def __init__(self, *args, **kwargs):
         raise TypeError("create tensors with dl.tensor(...), dl.empty(...) or another factory")
@@ -38,6 +40,9 @@ class Tensor(TensorProperties):
         self._offset = int(offset)
         self._dtype = dtype
         self._array_cache = None
+        self._requires_grad = False
+        self._grad_fn = None
+        self._autograd = None
         return self
 
     @property
@@ -68,8 +73,30 @@ class Tensor(TensorProperties):
         return arr
 
     def _view(self, sizes, strides, offset) -> "Tensor":
-        """A new tensor over the same storage (the result of every view op)."""
-        return Tensor._make(self._storage, sizes, strides, offset, self._dtype)
+        """A new tensor over the same storage (the result of every view op).
+
+        It remembers the tensor it views (``_view_base``, the first non-view tensor), so an
+        in-place write through it can rewrite the base's autograd history.
+        """
+        view = Tensor._make(self._storage, sizes, strides, offset, self._dtype)
+        base = getattr(self, "_view_base", None)
+        view._view_base = self if base is None else base
+        return view
+
+    def _plain_alias(self) -> "Tensor":
+        """A plain Tensor over the same storage and geometry, outside autograd (``.data``)."""
+        return Tensor._make(self._storage, self._sizes, self._strides, self._offset, self._dtype)
+
+    def _set_data(self, value: "Tensor") -> None:
+        """Rebind this tensor (same Python object) to ``value``'s storage and geometry."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor data must be a dl.Tensor, got {type(value).__name__}")
+        self._storage = value._storage
+        self._sizes = value._sizes
+        self._strides = value._strides
+        self._offset = value._offset
+        self._dtype = value._dtype
+        self._array_cache = None
 
     # -- NumPy interop (zero-copy) ---------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -98,25 +125,37 @@ class Tensor(TensorProperties):
 
         if id(self) in memo:
             return memo[id(self)]
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                "because of a torch.nn.utils.weight_norm usage, see "
+                "https://github.com/pytorch/pytorch/pull/103001"
+            )
         storage = memo.get(id(self._storage))
         if storage is None:
             storage = memo[id(self._storage)] = Storage(self._storage.data.copy(), self._storage.device)
         result = type(self)._make(storage, self._sizes, self._strides, self._offset, self._dtype)
         memo[id(self)] = result
+        result._requires_grad = self._requires_grad
+        if self.grad is not None:
+            result.grad = copy.deepcopy(self.grad, memo)
         for key, value in self.__dict__.items():
             setattr(result, key, copy.deepcopy(value, memo))
         return result
 
     def __reduce_ex__(self, protocol):
         return (_rebuild, (type(self), self._storage.data.copy(), str(self._storage.device), self._sizes,
-                           self._strides, self._offset, self._dtype.name, dict(self.__dict__)))
+                           self._strides, self._offset, self._dtype.name, dict(self.__dict__),
+                           self._requires_grad))
 
 
-def _rebuild(cls, data, device, sizes, strides, offset, dtype_name, state):
-    """Unpickle a tensor (see ``Tensor.__reduce_ex__``)."""
+def _rebuild(cls, data, device, sizes, strides, offset, dtype_name, state, requires_grad=False):
+    """Unpickle a tensor (see ``Tensor.__reduce_ex__``); a tensor in a graph comes back as a leaf."""
     from .dtype import _lookup_name
 
     result = cls._make(Storage(data, device), sizes, strides, offset, _lookup_name(dtype_name))
+    result._requires_grad = requires_grad
     result.__dict__.update(state)
     return result
 

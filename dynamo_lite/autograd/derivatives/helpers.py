@@ -1,0 +1,76 @@
+"""Building blocks of the derivative formulas, written with registry ops only."""
+from __future__ import annotations
+
+from ...ops.registry import REGISTRY
+from ...tensor.meta import TensorMeta
+
+OPS = REGISTRY
+
+
+def is_tensor(value) -> bool:
+    """A real tensor, a saved one, a proxy or a TensorMeta standing for an unsaved input."""
+    return hasattr(value, "_sizes")
+
+
+def zeros_of(meta, dtype=None):
+    """A zero tensor with the shape, dtype and device of ``meta`` (a tensor or TensorMeta)."""
+    return OPS["zeros"](tuple(meta._sizes), dtype=dtype or meta._dtype, device=meta._device)
+
+
+def zeros_grad(grad, input, *rest, **kwargs):
+    """The formula of a piecewise-constant op: the gradient is zero everywhere."""
+    return zeros_of(input if is_tensor(input) else grad)
+
+
+def normalize_dims(dim, ndim: int) -> tuple:
+    """The reduced dims of a reduction as a sorted tuple of non-negative ints."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if not dims:
+        return tuple(range(ndim))
+    return tuple(sorted(d % ndim if ndim else 0 for d in dims))
+
+
+def expand_reduced(grad, input_meta: TensorMeta, dim, keepdim: bool):
+    """A reduction's output gradient broadcast back over the reduced dims of its input."""
+    ndim = len(input_meta._sizes)
+    if not keepdim and ndim:
+        for d in normalize_dims(dim, ndim):
+            grad = OPS["unsqueeze"](grad, d)
+    return OPS["expand"](grad, tuple(input_meta._sizes))
+
+
+def reduced_count(input_meta: TensorMeta, dim) -> int:
+    count = 1
+    for d in normalize_dims(dim, len(input_meta._sizes)):
+        count *= input_meta._sizes[d]
+    return count
+
+
+def embed(grad, input_meta: TensorMeta, view):
+    """A zero tensor shaped like the input with ``grad`` written into the window ``view(zeros)``."""
+    result = zeros_of(input_meta, grad._dtype)
+    OPS["copy_"](view(result), grad)
+    return result
+
+
+def scatter_add(shape, dim: int, index, src, like):
+    """zeros(shape) with ``src`` added at ``index`` along ``dim`` (gather's adjoint)."""
+    ndim = len(shape)
+    dim %= ndim
+    keys = []
+    for d in range(ndim):
+        if d == dim:
+            keys.append(index)
+            continue
+        view_shape = [1] * ndim
+        view_shape[d] = index._sizes[d]
+        ar = OPS["arange"](0, index._sizes[d], 1, dtype=index._dtype, device=index._device)
+        keys.append(OPS["expand"](OPS["view"](ar, tuple(view_shape)), tuple(index._sizes)))
+    result = OPS["zeros"](tuple(shape), dtype=like._dtype, device=like._device)
+    return OPS["index_put_"](result, tuple(keys), src, True)
+
+
+def transpose_last(t):
+    return OPS["transpose"](t, -2, -1)

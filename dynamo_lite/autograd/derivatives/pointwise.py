@@ -1,0 +1,233 @@
+"""Derivatives of pointwise ops (unary, binary, where/clamp/masked_fill)."""
+from __future__ import annotations
+
+import math
+
+from .helpers import OPS, is_tensor, zeros_grad, zeros_of
+from .table import derivative
+
+
+def one_minus(x):
+    return OPS["add"](OPS["neg"](x), 1)
+
+
+def _scaled(grad, alpha):
+    return grad if alpha == 1 else OPS["mul"](grad, alpha)
+
+
+@derivative("add")
+def add(grad, input, other, alpha=1):
+    return grad, _scaled(grad, alpha)
+
+
+@derivative("sub")
+def sub(grad, input, other, alpha=1):
+    return grad, OPS["neg"](_scaled(grad, alpha))
+
+
+@derivative("mul", saves=("input", "other"))
+def mul(grad, input, other):
+    return OPS["mul"](grad, other), (OPS["mul"](grad, input) if is_tensor(other) else None)
+
+
+@derivative("div", saves=("input", "other"))
+def div(grad, input, other, rounding_mode=None):
+    if rounding_mode is not None:
+        return zeros_of(grad), (zeros_of(grad) if is_tensor(other) else None)
+    grad_input = OPS["div"](grad, other)
+    if not is_tensor(other):
+        return grad_input, None
+    return grad_input, OPS["neg"](OPS["div"](OPS["mul"](grad_input, input), other))
+
+
+@derivative("remainder", saves=("input", "other"))
+def remainder(grad, input, other):
+    if not is_tensor(other):
+        return grad, None
+    return grad, OPS["neg"](OPS["mul"](grad, OPS["div"](input, other, rounding_mode="floor")))
+
+
+@derivative("pow", saves=("input", "exponent", "result"))
+def pow(grad, input, exponent, result):
+    grad_input = grad_exponent = None
+    if is_tensor(input):
+        # d/dx x**e = e * x**(e-1), and 0 where e == 0 (torch masks the 0 * inf there)
+        if not is_tensor(exponent) and exponent == 0:
+            grad_input = zeros_of(input)
+        else:
+            grad_input = OPS["mul"](OPS["mul"](grad, exponent), OPS["pow"](input, OPS["sub"](exponent, 1)))
+        if is_tensor(exponent):
+            grad_input = OPS["masked_fill"](grad_input, OPS["eq"](exponent, 0), 0.0)
+    if is_tensor(exponent):
+        log_base = OPS["log"](input) if is_tensor(input) else math.log(input)
+        grad_exponent = OPS["mul"](OPS["mul"](grad, result), log_base)
+        if is_tensor(input):  # 0 ** e has derivative 0 in e for e >= 0, as torch defines it
+            at_zero = OPS["logical_and"](OPS["eq"](input, 0), OPS["ge"](exponent, 0))
+            grad_exponent = OPS["masked_fill"](grad_exponent, at_zero, 0.0)
+    return grad_input, grad_exponent
+
+
+def _ties(grad, input, other, keep):
+    """Gradient of minimum/maximum: to the selected input, split in half on ties."""
+    half = OPS["div"](grad, 2)
+    tie = OPS["eq"](input, other)
+    grad_input = OPS["where"](tie, half, OPS["where"](keep, grad, 0.0))
+    grad_other = OPS["where"](tie, half, OPS["where"](keep, 0.0, grad))
+    return grad_input, grad_other
+
+
+@derivative("minimum", saves=("input", "other"))
+def minimum(grad, input, other):
+    return _ties(grad, input, other, OPS["lt"](input, other))
+
+
+@derivative("maximum", saves=("input", "other"))
+def maximum(grad, input, other):
+    return _ties(grad, input, other, OPS["gt"](input, other))
+
+
+@derivative("where", saves=("condition",))
+def where(grad, condition, input, other):
+    return None, OPS["where"](condition, grad, 0.0), OPS["where"](condition, 0.0, grad)
+
+
+@derivative("clamp", saves=("input", "min", "max"))
+def clamp(grad, input, min=None, max=None):
+    inside = None
+    if min is not None:
+        inside = OPS["ge"](input, min)
+    if max is not None:
+        below = OPS["le"](input, max)
+        inside = below if inside is None else OPS["logical_and"](inside, below)
+    grad_input = grad if inside is None else OPS["where"](inside, grad, 0.0)
+    bounds = {}
+    if is_tensor(min):
+        bounds["min"] = OPS["where"](OPS["lt"](input, min), grad, 0.0)
+    if is_tensor(max):
+        over = OPS["gt"](input, max)
+        if min is not None:
+            over = OPS["logical_and"](over, OPS["ge"](input, min))
+        bounds["max"] = OPS["where"](over, grad, 0.0)
+    return grad_input, bounds
+
+
+@derivative("masked_fill", saves=("mask",))
+def masked_fill(grad, input, mask, value):
+    grad_value = OPS["sum"](OPS["where"](mask, grad, 0.0)) if is_tensor(value) else None
+    return OPS["masked_fill"](grad, mask, 0.0), None, grad_value
+
+
+# -- unary ----------------------------------------------------------------------------------
+@derivative("neg")
+def neg(grad, input):
+    return OPS["neg"](grad)
+
+
+@derivative("abs", saves=("input",))
+def abs(grad, input):
+    return OPS["mul"](grad, OPS["sign"](input))
+
+
+derivative("sign", "floor", "ceil", "round", "trunc")(zeros_grad)
+
+
+@derivative("square", saves=("input",))
+def square(grad, input):
+    return OPS["mul"](OPS["mul"](grad, input), 2)
+
+
+@derivative("exp", saves=("result",))
+def exp(grad, input, result):
+    return OPS["mul"](grad, result)
+
+
+@derivative("log", saves=("input",))
+def log(grad, input):
+    return OPS["div"](grad, input)
+
+
+@derivative("log1p", saves=("input",))
+def log1p(grad, input):
+    return OPS["div"](grad, OPS["add"](input, 1))
+
+
+@derivative("log2", saves=("input",))
+def log2(grad, input):
+    return OPS["div"](grad, OPS["mul"](input, math.log(2.0)))
+
+
+@derivative("expm1", saves=("result",))
+def expm1(grad, input, result):
+    return OPS["mul"](grad, OPS["add"](result, 1))
+
+
+@derivative("sqrt", saves=("result",))
+def sqrt(grad, input, result):
+    return OPS["div"](grad, OPS["mul"](result, 2))
+
+
+@derivative("rsqrt", saves=("result",))
+def rsqrt(grad, input, result):
+    return OPS["mul"](OPS["mul"](grad, OPS["pow"](result, 3)), -0.5)
+
+
+@derivative("sin", saves=("input",))
+def sin(grad, input):
+    return OPS["mul"](grad, OPS["cos"](input))
+
+
+@derivative("cos", saves=("input",))
+def cos(grad, input):
+    return OPS["neg"](OPS["mul"](grad, OPS["sin"](input)))
+
+
+@derivative("tan", saves=("result",))
+def tan(grad, input, result):
+    return OPS["mul"](grad, OPS["add"](OPS["mul"](result, result), 1))
+
+
+@derivative("tanh", saves=("result",))
+def tanh(grad, input, result):
+    return OPS["mul"](grad, one_minus(OPS["mul"](result, result)))
+
+
+@derivative("sigmoid", saves=("result",))
+def sigmoid(grad, input, result):
+    return OPS["mul"](OPS["mul"](grad, result), one_minus(result))
+
+
+@derivative("erf", saves=("input",))
+def erf(grad, input):
+    return OPS["mul"](grad, OPS["mul"](OPS["exp"](OPS["neg"](OPS["mul"](input, input))), 2 / math.sqrt(math.pi)))
+
+
+@derivative("reciprocal", saves=("result",))
+def reciprocal(grad, input, result):
+    return OPS["neg"](OPS["mul"](grad, OPS["mul"](result, result)))
+
+
+@derivative("relu", saves=("result",))
+def relu(grad, input, result):
+    return OPS["where"](OPS["gt"](result, 0), grad, 0.0)
+
+
+@derivative("gelu", saves=("input",))
+def gelu(grad, input, approximate="none"):
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        cube = OPS["mul"](OPS["mul"](input, input), input)
+        inner = OPS["mul"](OPS["add"](input, OPS["mul"](cube, 0.044715)), k)
+        t = OPS["tanh"](inner)
+        d_inner = OPS["mul"](OPS["add"](OPS["mul"](OPS["mul"](input, input), 3 * 0.044715), 1), k)
+        sech2 = one_minus(OPS["mul"](t, t))
+        d = OPS["add"](OPS["mul"](OPS["add"](t, 1), 0.5), OPS["mul"](OPS["mul"](OPS["mul"](input, 0.5), sech2), d_inner))
+        return OPS["mul"](grad, d)
+    cdf = OPS["mul"](OPS["add"](OPS["erf"](OPS["mul"](input, 1 / math.sqrt(2))), 1), 0.5)
+    pdf = OPS["mul"](OPS["exp"](OPS["mul"](OPS["mul"](input, input), -0.5)), 1 / math.sqrt(2 * math.pi))
+    return OPS["mul"](grad, OPS["add"](cdf, OPS["mul"](input, pdf)))
+
+
+@derivative("silu", saves=("input",))
+def silu(grad, input):
+    s = OPS["sigmoid"](input)
+    return OPS["mul"](grad, OPS["mul"](s, OPS["add"](OPS["mul"](input, one_minus(s)), 1)))

@@ -1,0 +1,149 @@
+"""Recording history: run an op whose inputs require grad and attach its ``grad_fn``.
+
+NOTE: [in-place and views] An in-place op replaces its target's history: the target's
+new ``grad_fn`` is the op's node, whose first edge is the target's old history (inputs
+the formula saves are snapshotted before the kernel overwrites them). When the target
+is a view of another tensor (its ``_view_base``), the write changes the base too, so the
+base's history becomes a CopySlices node: backward routes the gradient of the written
+window through the op's formula and the rest of the base's gradient to its old history.
+The view's own history becomes "a window of the new base" (ViewOfBase). Every other view
+of that base notices the rewrite through the storage version counter the next time it is
+used (``history``). A saved tensor remembers the version it was saved at; backward checks
+it (NOTE: [saved tensor versions] in node.py's SavedTensor).
+"""
+from __future__ import annotations
+
+from ..ops.dispatch import dispatch
+from ..ops.registry import REGISTRY
+from ..tensor.meta import TensorMeta
+from ..tensor.tensor import Tensor
+from .derivatives.table import NOT_DIFFERENTIABLE, lookup
+from .grad_mode import GRAD_MODE
+from .node import SavedTensor, gradient_edge
+from .op_node import CopySlices, ViewOfBase, node_class
+
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def record(op, args, kwargs):
+    """Run ``op`` (some tensor argument requires grad) and record its backward node."""
+    if not GRAD_MODE.enabled:
+        return dispatch(op, args, kwargs, record_grad=False)
+    inplace = "inplace" in op.tags
+    target = args[0] if inplace else None
+    if inplace:
+        _check_inplace_target(target)
+    formula = lookup(op.name, inplace)
+    if formula is None:
+        if op.name in NOT_DIFFERENTIABLE:
+            return dispatch(op, args, kwargs, record_grad=False)
+        raise RuntimeError(f"the derivative for '{op.name}' is not implemented.")
+    slots = _tensor_slots(args, kwargs)
+    edges = [gradient_edge(history(t)) if t._requires_grad else (None, 0) for _, t in slots]
+    saved_args, saved_kwargs = _save_inputs(formula, args, kwargs, target)
+    result = dispatch(op, args, kwargs, record_grad=False)
+    outputs = result if isinstance(result, (tuple, list)) else (result,)
+    differentiable = [isinstance(o, Tensor) and o._dtype.is_floating_point for o in outputs]
+    if not any(differentiable):
+        return result
+    node = node_class(op.name)(
+        formula, edges, [(key, TensorMeta.of(t)) for key, t in slots], saved_args, saved_kwargs,
+        [TensorMeta.of(o) if d else None for o, d in zip(outputs, differentiable)],
+        isinstance(result, (tuple, list)),
+    )
+    if inplace:
+        _rewrite_history(target, node)
+    else:
+        for nr, (out, is_diff) in enumerate(zip(outputs, differentiable)):
+            if is_diff:
+                _set_history(out, node, nr)
+    if "result" in formula.saves:
+        node.saved_result = [SavedTensor(o, is_output=True) if d else None for o, d in zip(outputs, differentiable)]
+    return result
+
+
+def history(tensor: Tensor) -> Tensor:
+    """``tensor`` with an up-to-date ``grad_fn``: a view whose base was written in place since
+    its history was recorded gets "a window of the base" as its new history."""
+    base = getattr(tensor, "_view_base", None)
+    if base is None or not base._requires_grad or base._grad_fn is None:
+        return tensor
+    meta = tensor._autograd
+    if meta is not None and meta.view_version == tensor._storage.version and tensor._grad_fn is not None:
+        return tensor
+    node = ViewOfBase(gradient_edge(base), base, tensor)
+    _set_history(tensor, node, 0)
+    return tensor
+
+
+def _set_history(tensor: Tensor, node, output_nr: int) -> None:
+    tensor._requires_grad = True
+    tensor._grad_fn = node
+    meta = tensor._meta()
+    meta.output_nr = output_nr
+    meta.view_version = tensor._storage.version
+
+
+def _check_inplace_target(target: Tensor) -> None:
+    if target._requires_grad and target._grad_fn is None:
+        raise RuntimeError(LEAF_INPLACE)
+    base = getattr(target, "_view_base", None)
+    if base is not None and base._requires_grad and base._grad_fn is None:
+        raise RuntimeError(VIEW_OF_LEAF_INPLACE)
+
+
+def _rewrite_history(target: Tensor, node) -> None:
+    """After ``node``'s in-place op wrote ``target``: point the histories at the new values."""
+    base = getattr(target, "_view_base", None)
+    if base is None:
+        _set_history(target, node, 0)
+        return
+    base_edge = gradient_edge(base) if base._requires_grad else (None, 0)
+    copy_slices = CopySlices(base_edge, base, target, node)
+    _set_history(base, copy_slices, 0)
+    _set_history(target, ViewOfBase((copy_slices, 0), base, target), 0)
+
+
+def _tensor_slots(args, kwargs):
+    """``[(key, tensor)]`` for every tensor argument: key ``i``, ``(i, j)`` in a list, or a keyword."""
+    slots = []
+    for i, arg in enumerate(args):
+        if isinstance(arg, Tensor):
+            slots.append((i, arg))
+        elif isinstance(arg, (tuple, list)):
+            slots.extend(((i, j), t) for j, t in enumerate(arg) if isinstance(t, Tensor))
+    for name, arg in kwargs.items():
+        if isinstance(arg, Tensor):
+            slots.append((name, arg))
+    return slots
+
+
+def _save_inputs(formula, args, kwargs, inplace_target):
+    """The op's arguments as the formula will see them: saved tensors or TensorMetas."""
+    params = formula.params
+
+    def save(name, value):
+        if isinstance(value, (tuple, list)):
+            return type(value)(save(name, v) for v in value)
+        if not isinstance(value, Tensor):
+            return value
+        if name not in formula.saves:
+            return TensorMeta.of(value)
+        if value is inplace_target:
+            return SavedTensor(_snapshot(value))
+        return SavedTensor(value)
+
+    saved_args = tuple(save(params[i] if i < len(params) else None, a) for i, a in enumerate(args))
+    saved_kwargs = {k: save(k, v) for k, v in kwargs.items()}
+    return saved_args, saved_kwargs
+
+
+def _snapshot(target: Tensor) -> Tensor:
+    """A copy of an in-place op's target before the write, carrying its history."""
+    copy = dispatch(REGISTRY["clone"], (target._plain_alias(),), {}, record_grad=False)
+    copy._requires_grad = target._requires_grad
+    if target._grad_fn is not None:
+        copy._grad_fn = target._grad_fn
+        copy._meta().output_nr = target.output_nr
+    return copy

@@ -1,0 +1,101 @@
+"""The adjoints of conv2d and avg_pool2d as ops (what their derivative formulas call).
+
+Each is linear in its gradient argument, so its own derivative is again conv2d,
+avg_pool2d or the other adjoint (see dynamo_lite/autograd/derivatives/nn.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import meta_rules as mr
+from .conv import _padded, _window_counts, _windows
+from .registry import register_op
+
+__all__: list = []
+
+
+def _batched(*arrays):
+    """(N, C, H, W) views of possibly unbatched (C, H, W) arrays, and whether they were."""
+    unbatched = arrays[0].ndim == 3
+    return [a[None] if unbatched else a for a in arrays], unbatched
+
+
+def _grad_input_meta(grad, weight, input_size, stride, padding, dilation, groups):
+    return mr.make_meta(tuple(input_size), grad._dtype, None, grad._device)
+
+
+def _grad_weight_meta(grad, input, weight_size, stride, padding, dilation, groups):
+    return mr.make_meta(tuple(weight_size), grad._dtype, None, grad._device)
+
+
+def conv2d_input_backward_kernel(xp, grad, weight, input_size, stride, padding, dilation, groups, *, out):
+    (grad,), unbatched = _batched(grad)
+    n, o, oh, ow = grad.shape
+    _, cg, kh, kw = weight.shape
+    g = groups
+    h, w = input_size[-2:]
+    # cols[n, g, c, i, j, y, x]: what each window element of the padded input receives
+    cols = np.einsum("gocij,ngoyx->ngcijyx", weight.reshape(g, o // g, cg, kh, kw),
+                     grad.reshape(n, g, o // g, oh, ow), optimize=True)
+    padded = xp.zeros((n, g * cg, h + 2 * padding[0], w + 2 * padding[1]), dtype=grad.dtype)
+    cols = cols.reshape(n, g * cg, kh, kw, oh, ow)
+    for i in range(kh):
+        for j in range(kw):
+            top, left = i * dilation[0], j * dilation[1]
+            padded[:, :, top:top + stride[0] * (oh - 1) + 1:stride[0], left:left + stride[1] * (ow - 1) + 1:stride[1]] \
+                += cols[:, :, i, j]
+    result = padded[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + w]
+    out[...] = result[0] if unbatched else result
+    return out
+
+
+def conv2d_weight_backward_kernel(xp, grad, input, weight_size, stride, padding, dilation, groups, *, out):
+    (grad, input), _ = _batched(grad, input)
+    n, o, oh, ow = grad.shape
+    _, cg, kh, kw = weight_size
+    g = groups
+    source = _padded(xp, input, (padding[0],) * 2, (padding[1],) * 2, 0, False)
+    win = _windows(xp, source, (kh, kw), stride, dilation, (oh, ow))
+    c = win.shape[1]
+    result = np.einsum("ngoyx,ngcyxij->gocij", grad.reshape(n, g, o // g, oh, ow),
+                       win.reshape(n, g, c // g, oh, ow, kh, kw), optimize=True)
+    out[...] = result.reshape(weight_size)
+    return out
+
+
+def _avg_pool_grad_meta(grad, input_size, kernel_size, stride, padding=(0, 0), ceil_mode=False,
+                        count_include_pad=True, divisor_override=None):
+    return mr.make_meta(tuple(input_size), grad._dtype, None, grad._device)
+
+
+def avg_pool2d_backward_kernel(xp, grad, input_size, kernel_size, stride, padding=(0, 0), ceil_mode=False,
+                               count_include_pad=True, divisor_override=None, *, out):
+    (grad,), unbatched = _batched(grad)
+    n, c, oh, ow = grad.shape
+    h, w = input_size[-2:]
+    if divisor_override is not None:
+        divisor = divisor_override
+    else:
+        dh = _window_counts(xp, h, oh, kernel_size[0], stride[0], padding[0], count_include_pad)
+        dw = _window_counts(xp, w, ow, kernel_size[1], stride[1], padding[1], count_include_pad)
+        divisor = dh[:, None] * dw[None, :]
+    share = grad / divisor
+    # windows may run past the padded border with ceil_mode: leave room for them
+    height = max(h + 2 * padding[0], stride[0] * (oh - 1) + kernel_size[0])
+    width = max(w + 2 * padding[1], stride[1] * (ow - 1) + kernel_size[1])
+    padded = xp.zeros((n, c, height, width), dtype=grad.dtype)
+    for i in range(kernel_size[0]):
+        for j in range(kernel_size[1]):
+            padded[:, :, i:i + stride[0] * (oh - 1) + 1:stride[0], j:j + stride[1] * (ow - 1) + 1:stride[1]] += share
+    result = padded[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + w]
+    out[...] = result[0] if unbatched else result
+    return out
+
+
+WINDOW_GRAD_OPS = {
+    "conv2d_input_backward": (_grad_input_meta, conv2d_input_backward_kernel),
+    "conv2d_weight_backward": (_grad_weight_meta, conv2d_weight_backward_kernel),
+    "avg_pool2d_backward": (_avg_pool_grad_meta, avg_pool2d_backward_kernel),
+}
+OPS = {name: register_op(name, meta=meta, kernel=kernel, tags=("window",))
+       for name, (meta, kernel) in WINDOW_GRAD_OPS.items()}
