@@ -78,7 +78,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     "Set allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:
-                g = OPS["zeros"](t._sizes, dtype=t._dtype, device=t._device)
+                g = OPS["zeros"](size=t._sizes, dtype=t._dtype, device=t._device)
         result.append(g)
     return tuple(result)
 
@@ -100,9 +100,9 @@ def _root_grads(tensors, grads) -> list:
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = OPS["ones"](t._sizes, dtype=t._dtype, device=t._device)
+            g = OPS["ones"](size=t._sizes, dtype=t._dtype, device=t._device)
         elif not isinstance(g, Tensor):
-            g = OPS["full"](t._sizes, dtype=t._dtype, device=t._device, fill_value=g)
+            g = OPS["full"](size=t._sizes, dtype=t._dtype, device=t._device, fill_value=g)
         elif g._sizes != t._sizes:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._sizes)!r} and output[{i}] "

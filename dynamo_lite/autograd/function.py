@@ -67,7 +67,7 @@ class BackwardFunction(FunctionCtx, Node):
         grads = []
         for g, meta in zip(grad_outputs, self.output_metas):
             if g is None and self.materialize_grads and meta is not None:
-                g = REGISTRY["zeros"](meta._sizes, dtype=meta._dtype, device=meta._device)
+                g = REGISTRY["zeros"](size=meta._sizes, dtype=meta._dtype, device=meta._device)
             grads.append(g)
         result = self._function.backward(self, *grads)
         if not isinstance(result, tuple):

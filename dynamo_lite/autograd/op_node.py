@@ -45,7 +45,7 @@ class OpNode(Node):
         args = [_unpack(a, self) for a in self.saved_args]
         kwargs = {k: _unpack(v, self) for k, v in self.saved_kwargs.items()}
         if self.saved_result is not None:
-            results = [None if s is None else s.unpack(self) for s in self.saved_result]
+            results = [s.unpack(self) if isinstance(s, SavedTensor) else s for s in self.saved_result]
             kwargs["result"] = tuple(results) if self.multi_output else results[0]
         out = self.formula.formula(tuple(grads) if self.multi_output else grads[0], *args, **kwargs)
         return [reduce_to(_pick(out, key), meta) if edge[0] is not None else None
@@ -74,7 +74,7 @@ def _pick(out, key):
 
 
 def _zeros(meta: TensorMeta) -> Tensor:
-    return OPS["zeros"](meta._sizes, dtype=meta._dtype, device=meta._device)
+    return OPS["zeros"](size=meta._sizes, dtype=meta._dtype, device=meta._device)
 
 
 def reduce_to(grad, meta: TensorMeta):
@@ -103,7 +103,7 @@ def _window(tensor: Tensor, view_geometry, base_offset: int):
 
 
 def _like_base(base_meta: TensorMeta) -> Tensor:
-    return OPS["empty_strided"](base_meta._sizes, base_meta._strides, dtype=base_meta._dtype,
+    return OPS["empty_strided"](size=base_meta._sizes, stride=base_meta._strides, dtype=base_meta._dtype,
                                 device=base_meta._device)
 
 

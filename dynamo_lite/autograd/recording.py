@@ -59,7 +59,8 @@ def record(op, args, kwargs):
             if is_diff:
                 _set_history(out, node, nr)
     if "result" in formula.saves:
-        node.saved_result = [SavedTensor(o, is_output=True) if d else None for o, d in zip(outputs, differentiable)]
+        node.saved_result = [SavedTensor(o, is_output=d) if isinstance(o, Tensor) else o
+                             for o, d in zip(outputs, differentiable)]
     return result
 
 

@@ -14,7 +14,7 @@ def is_tensor(value) -> bool:
 
 def zeros_of(meta, dtype=None):
     """A zero tensor with the shape, dtype and device of ``meta`` (a tensor or TensorMeta)."""
-    return OPS["zeros"](tuple(meta._sizes), dtype=dtype or meta._dtype, device=meta._device)
+    return OPS["zeros"](size=tuple(meta._sizes), dtype=dtype or meta._dtype, device=meta._device)
 
 
 def zeros_grad(grad, input, *rest, **kwargs):
@@ -66,10 +66,10 @@ def scatter_add(shape, dim: int, index, src, like):
             continue
         view_shape = [1] * ndim
         view_shape[d] = index._sizes[d]
-        ar = OPS["arange"](0, index._sizes[d], 1, dtype=index._dtype, device=index._device)
+        ar = OPS["arange"](start=0, step=1, end=index._sizes[d], dtype=index._dtype, device=index._device)
         keys.append(OPS["expand"](OPS["view"](ar, tuple(view_shape)), tuple(index._sizes)))
-    result = OPS["zeros"](tuple(shape), dtype=like._dtype, device=like._device)
-    return OPS["index_put_"](result, tuple(keys), src, True)
+    result = OPS["zeros"](size=tuple(shape), dtype=like._dtype, device=like._device)
+    return OPS["index_put_"](result, tuple(keys), src, accumulate=True)
 
 
 def transpose_last(t):

@@ -16,22 +16,22 @@ def _scaled(grad, alpha):
 
 
 @derivative("add")
-def add(grad, input, other, alpha=1):
+def add_backward(grad, input, other, alpha=1):
     return grad, _scaled(grad, alpha)
 
 
 @derivative("sub")
-def sub(grad, input, other, alpha=1):
+def sub_backward(grad, input, other, alpha=1):
     return grad, OPS["neg"](_scaled(grad, alpha))
 
 
 @derivative("mul", saves=("input", "other"))
-def mul(grad, input, other):
+def mul_backward(grad, input, other):
     return OPS["mul"](grad, other), (OPS["mul"](grad, input) if is_tensor(other) else None)
 
 
 @derivative("div", saves=("input", "other"))
-def div(grad, input, other, rounding_mode=None):
+def div_backward(grad, input, other, rounding_mode=None):
     if rounding_mode is not None:
         return zeros_of(grad), (zeros_of(grad) if is_tensor(other) else None)
     grad_input = OPS["div"](grad, other)
@@ -41,21 +41,22 @@ def div(grad, input, other, rounding_mode=None):
 
 
 @derivative("remainder", saves=("input", "other"))
-def remainder(grad, input, other):
+def remainder_backward(grad, input, other):
     if not is_tensor(other):
         return grad, None
     return grad, OPS["neg"](OPS["mul"](grad, OPS["div"](input, other, rounding_mode="floor")))
 
 
 @derivative("pow", saves=("input", "exponent", "result"))
-def pow(grad, input, exponent, result):
+def pow_backward(grad, input, exponent, result):
     grad_input = grad_exponent = None
     if is_tensor(input):
         # d/dx x**e = e * x**(e-1), and 0 where e == 0 (torch masks the 0 * inf there)
         if not is_tensor(exponent) and exponent == 0:
             grad_input = zeros_of(input)
         else:
-            grad_input = OPS["mul"](OPS["mul"](grad, exponent), OPS["pow"](input, OPS["sub"](exponent, 1)))
+            lowered = OPS["sub"](exponent, 1) if is_tensor(exponent) else exponent - 1
+            grad_input = OPS["mul"](OPS["mul"](grad, exponent), OPS["pow"](input, lowered))
         if is_tensor(exponent):
             grad_input = OPS["masked_fill"](grad_input, OPS["eq"](exponent, 0), 0.0)
     if is_tensor(exponent):
@@ -77,22 +78,22 @@ def _ties(grad, input, other, keep):
 
 
 @derivative("minimum", saves=("input", "other"))
-def minimum(grad, input, other):
+def minimum_backward(grad, input, other):
     return _ties(grad, input, other, OPS["lt"](input, other))
 
 
 @derivative("maximum", saves=("input", "other"))
-def maximum(grad, input, other):
+def maximum_backward(grad, input, other):
     return _ties(grad, input, other, OPS["gt"](input, other))
 
 
 @derivative("where", saves=("condition",))
-def where(grad, condition, input, other):
+def where_backward(grad, condition, input, other):
     return None, OPS["where"](condition, grad, 0.0), OPS["where"](condition, 0.0, grad)
 
 
 @derivative("clamp", saves=("input", "min", "max"))
-def clamp(grad, input, min=None, max=None):
+def clamp_backward(grad, input, min=None, max=None):
     inside = None
     if min is not None:
         inside = OPS["ge"](input, min)
@@ -112,19 +113,19 @@ def clamp(grad, input, min=None, max=None):
 
 
 @derivative("masked_fill", saves=("mask",))
-def masked_fill(grad, input, mask, value):
+def masked_fill_backward(grad, input, mask, value):
     grad_value = OPS["sum"](OPS["where"](mask, grad, 0.0)) if is_tensor(value) else None
     return OPS["masked_fill"](grad, mask, 0.0), None, grad_value
 
 
 # -- unary ----------------------------------------------------------------------------------
 @derivative("neg")
-def neg(grad, input):
+def neg_backward(grad, input):
     return OPS["neg"](grad)
 
 
 @derivative("abs", saves=("input",))
-def abs(grad, input):
+def abs_backward(grad, input):
     return OPS["mul"](grad, OPS["sign"](input))
 
 
@@ -132,87 +133,87 @@ derivative("sign", "floor", "ceil", "round", "trunc")(zeros_grad)
 
 
 @derivative("square", saves=("input",))
-def square(grad, input):
+def square_backward(grad, input):
     return OPS["mul"](OPS["mul"](grad, input), 2)
 
 
 @derivative("exp", saves=("result",))
-def exp(grad, input, result):
+def exp_backward(grad, input, result):
     return OPS["mul"](grad, result)
 
 
 @derivative("log", saves=("input",))
-def log(grad, input):
+def log_backward(grad, input):
     return OPS["div"](grad, input)
 
 
 @derivative("log1p", saves=("input",))
-def log1p(grad, input):
+def log1p_backward(grad, input):
     return OPS["div"](grad, OPS["add"](input, 1))
 
 
 @derivative("log2", saves=("input",))
-def log2(grad, input):
+def log2_backward(grad, input):
     return OPS["div"](grad, OPS["mul"](input, math.log(2.0)))
 
 
 @derivative("expm1", saves=("result",))
-def expm1(grad, input, result):
+def expm1_backward(grad, input, result):
     return OPS["mul"](grad, OPS["add"](result, 1))
 
 
 @derivative("sqrt", saves=("result",))
-def sqrt(grad, input, result):
+def sqrt_backward(grad, input, result):
     return OPS["div"](grad, OPS["mul"](result, 2))
 
 
 @derivative("rsqrt", saves=("result",))
-def rsqrt(grad, input, result):
+def rsqrt_backward(grad, input, result):
     return OPS["mul"](OPS["mul"](grad, OPS["pow"](result, 3)), -0.5)
 
 
 @derivative("sin", saves=("input",))
-def sin(grad, input):
+def sin_backward(grad, input):
     return OPS["mul"](grad, OPS["cos"](input))
 
 
 @derivative("cos", saves=("input",))
-def cos(grad, input):
+def cos_backward(grad, input):
     return OPS["neg"](OPS["mul"](grad, OPS["sin"](input)))
 
 
 @derivative("tan", saves=("result",))
-def tan(grad, input, result):
+def tan_backward(grad, input, result):
     return OPS["mul"](grad, OPS["add"](OPS["mul"](result, result), 1))
 
 
 @derivative("tanh", saves=("result",))
-def tanh(grad, input, result):
+def tanh_backward(grad, input, result):
     return OPS["mul"](grad, one_minus(OPS["mul"](result, result)))
 
 
 @derivative("sigmoid", saves=("result",))
-def sigmoid(grad, input, result):
+def sigmoid_backward(grad, input, result):
     return OPS["mul"](OPS["mul"](grad, result), one_minus(result))
 
 
 @derivative("erf", saves=("input",))
-def erf(grad, input):
+def erf_backward(grad, input):
     return OPS["mul"](grad, OPS["mul"](OPS["exp"](OPS["neg"](OPS["mul"](input, input))), 2 / math.sqrt(math.pi)))
 
 
 @derivative("reciprocal", saves=("result",))
-def reciprocal(grad, input, result):
+def reciprocal_backward(grad, input, result):
     return OPS["neg"](OPS["mul"](grad, OPS["mul"](result, result)))
 
 
 @derivative("relu", saves=("result",))
-def relu(grad, input, result):
+def relu_backward(grad, input, result):
     return OPS["where"](OPS["gt"](result, 0), grad, 0.0)
 
 
 @derivative("gelu", saves=("input",))
-def gelu(grad, input, approximate="none"):
+def gelu_backward(grad, input, approximate="none"):
     if approximate == "tanh":
         k = math.sqrt(2 / math.pi)
         cube = OPS["mul"](OPS["mul"](input, input), input)
@@ -228,6 +229,6 @@ def gelu(grad, input, approximate="none"):
 
 
 @derivative("silu", saves=("input",))
-def silu(grad, input):
+def silu_backward(grad, input):
     s = OPS["sigmoid"](input)
     return OPS["mul"](grad, OPS["mul"](s, OPS["add"](OPS["mul"](input, one_minus(s)), 1)))

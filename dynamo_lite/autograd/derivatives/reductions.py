@@ -6,12 +6,12 @@ from .table import derivative
 
 
 @derivative("sum")
-def sum(grad, input, dim=None, keepdim=False, dtype=None):
+def sum_backward(grad, input, dim=None, keepdim=False, dtype=None):
     return expand_reduced(grad, input, dim, keepdim)
 
 
 @derivative("mean")
-def mean(grad, input, dim=None, keepdim=False, dtype=None):
+def mean_backward(grad, input, dim=None, keepdim=False, dtype=None):
     return OPS["div"](expand_reduced(grad, input, dim, keepdim), reduced_count(input, dim))
 
 
@@ -24,17 +24,17 @@ def _evenly(grad, input, result, dim, keepdim):
 
 
 @derivative("amax", "amin", saves=("input", "result"))
-def amax(grad, input, dim=None, keepdim=False, result=None):
+def amax_backward(grad, input, dim=None, keepdim=False, result=None):
     return _evenly(grad, input, result, dim, keepdim)
 
 
 @derivative("max", "min", saves=("input", "result"))
-def max(grad, input, result):
+def max_backward(grad, input, result):
     return _evenly(grad, input, result, None, False)
 
 
 @derivative("max_dim", "min_dim", saves=("result",))
-def max_dim(grads, input, dim, keepdim=False, result=None):
+def max_dim_backward(grads, input, dim, keepdim=False, result=None):
     grad, indices = grads[0], result[1]
     if not keepdim and input.ndim:
         grad, indices = OPS["unsqueeze"](grad, dim), OPS["unsqueeze"](indices, dim)
@@ -42,7 +42,7 @@ def max_dim(grads, input, dim, keepdim=False, result=None):
 
 
 @derivative("var", saves=("input",))
-def var(grad, input, dim=None, correction=1, keepdim=False):
+def var_backward(grad, input, dim=None, correction=1, keepdim=False):
     dims = normalize_dims(dim, input.ndim)
     centered = OPS["sub"](input, OPS["mean"](input, dim=dims, keepdim=True))
     scale = 2.0 / (reduced_count(input, dim) - correction)
@@ -50,7 +50,7 @@ def var(grad, input, dim=None, correction=1, keepdim=False):
 
 
 @derivative("std", saves=("input", "result"))
-def std(grad, input, dim=None, correction=1, keepdim=False, result=None):
+def std_backward(grad, input, dim=None, correction=1, keepdim=False, result=None):
     dims = normalize_dims(dim, input.ndim)
     centered = OPS["sub"](input, OPS["mean"](input, dim=dims, keepdim=True))
     per_std = OPS["div"](expand_reduced(grad, input, dim, keepdim), expand_reduced(result, input, dim, keepdim))
@@ -58,26 +58,26 @@ def std(grad, input, dim=None, correction=1, keepdim=False, result=None):
 
 
 @derivative("var_mean", saves=("input",))
-def var_mean(grads, input, dim=None, correction=1, keepdim=False):
+def var_mean_backward(grads, input, dim=None, correction=1, keepdim=False):
     grad_var, grad_mean = grads
-    return OPS["add"](var(grad_var, input, dim=dim, correction=correction, keepdim=keepdim),
-                      mean(grad_mean, input, dim=dim, keepdim=keepdim))
+    return OPS["add"](var_backward(grad_var, input, dim=dim, correction=correction, keepdim=keepdim),
+                      mean_backward(grad_mean, input, dim=dim, keepdim=keepdim))
 
 
 @derivative("logsumexp", saves=("input", "result"))
-def logsumexp(grad, input, dim, keepdim=False, result=None):
+def logsumexp_backward(grad, input, dim, keepdim=False, result=None):
     weights = OPS["exp"](OPS["sub"](input, expand_reduced(result, input, dim, keepdim)))
     return OPS["mul"](expand_reduced(grad, input, dim, keepdim), weights)
 
 
 @derivative("softmax", saves=("result",))
-def softmax(grad, input, dim, dtype=None, result=None):
+def softmax_backward(grad, input, dim, dtype=None, result=None):
     dot = OPS["sum"](OPS["mul"](grad, result), dim=(dim,), keepdim=True)
     return OPS["mul"](OPS["sub"](grad, dot), result)
 
 
 @derivative("log_softmax", saves=("result",))
-def log_softmax(grad, input, dim, dtype=None, result=None):
+def log_softmax_backward(grad, input, dim, dtype=None, result=None):
     total = OPS["sum"](grad, dim=(dim,), keepdim=True)
     return OPS["sub"](grad, OPS["mul"](OPS["exp"](result), total))
 
@@ -87,12 +87,12 @@ def _reverse_cumsum(t, dim):
 
 
 @derivative("cumsum")
-def cumsum(grad, input, dim, dtype=None):
+def cumsum_backward(grad, input, dim, dtype=None):
     return _reverse_cumsum(grad, dim % max(input.ndim, 1))
 
 
 @derivative("cumprod", saves=("input", "result"))
-def cumprod(grad, input, dim, dtype=None, result=None):
+def cumprod_backward(grad, input, dim, dtype=None, result=None):
     # sum_{k >= i} grad_k * result_k / input_i; inputs must be non-zero (as in torch's fast path)
     if input.ndim == 0:
         return grad
@@ -100,7 +100,7 @@ def cumprod(grad, input, dim, dtype=None, result=None):
 
 
 @derivative("prod", saves=("input",))
-def prod(grad, input, dim=None, keepdim=False, dtype=None):
+def prod_backward(grad, input, dim=None, keepdim=False, dtype=None):
     # the product of every other element: exclusive cumprods from both sides (exact with zeros)
     if input.ndim == 0:
         return grad
@@ -109,7 +109,7 @@ def prod(grad, input, dim=None, keepdim=False, dtype=None):
         d, flat = dims[0], input
     else:
         d, flat = 0, input.reshape(-1)
-    ones = OPS["ones"]((*flat._sizes[:d], 1, *flat._sizes[d + 1:]), dtype=flat._dtype, device=flat._device)
+    ones = OPS["ones"](size=(*flat._sizes[:d], 1, *flat._sizes[d + 1:]), dtype=flat._dtype, device=flat._device)
     n = flat._sizes[d]
     before = OPS["cumprod"](OPS["cat"]([ones, OPS["narrow"](flat, d, 0, n - 1)], d), d)
     after = OPS["flip"](OPS["cumprod"](OPS["cat"]([ones, OPS["narrow"](OPS["flip"](flat, (d,)), d, 0, n - 1)], d), d), (d,))

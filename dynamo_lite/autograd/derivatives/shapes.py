@@ -8,17 +8,17 @@ from .table import derivative
 
 # -- views: the gradient is the output gradient put back into the input's geometry ------------
 @derivative("view", "squeeze", "unsqueeze")
-def view(grad, input, *args, **kwargs):
+def view_backward(grad, input, *args, **kwargs):
     return grad.reshape(tuple(input._sizes))
 
 
 @derivative("transpose")
-def transpose(grad, input, dim0, dim1):
+def transpose_backward(grad, input, dim0, dim1):
     return OPS["transpose"](grad, dim0, dim1)
 
 
 @derivative("permute")
-def permute(grad, input, dims):
+def permute_backward(grad, input, dims):
     inverse = [0] * len(dims)
     for i, d in enumerate(dims):
         inverse[d % len(dims)] = i
@@ -26,43 +26,43 @@ def permute(grad, input, dims):
 
 
 @derivative("expand", "alias", "clone")
-def expand(grad, input, *args, **kwargs):
+def expand_backward(grad, input, *args, **kwargs):
     return grad  # the engine sums broadcast dims away (NOTE: [broadcast reduction] in op_node.py)
 
 
 @derivative("_to_copy")
-def to_copy(grad, input, dtype, device, memory_format=None):
-    return OPS["_to_copy"](grad, input._dtype, input._device)
+def to_copy_backward(grad, input, dtype, device, memory_format=None):
+    return OPS["_to_copy"](grad, dtype=input._dtype, device=input._device)
 
 
 @derivative("slice")
-def slice_(grad, input, dim, start=None, end=None, step=1):
+def slice_backward(grad, input, dim, start=None, end=None, step=1):
     return embed(grad, input, lambda z: OPS["slice"](z, dim, start, end, step))
 
 
 @derivative("narrow")
-def narrow(grad, input, dim, start, length):
+def narrow_backward(grad, input, dim, start, length):
     return embed(grad, input, lambda z: OPS["narrow"](z, dim, start, length))
 
 
 @derivative("select")
-def select(grad, input, dim, index):
+def select_backward(grad, input, dim, index):
     return embed(grad, input, lambda z: OPS["select"](z, dim, index))
 
 
 @derivative("index_basic")
-def index_basic(grad, input, spec):
+def index_basic_backward(grad, input, spec):
     return embed(grad, input, lambda z: OPS["index_basic"](z, spec))
 
 
 @derivative("as_strided")
-def as_strided(grad, input, size, stride, storage_offset=None):
+def as_strided_backward(grad, input, size, stride, storage_offset=None):
     # The window within a zero tensor laid out like the input; windows that overlap
     # themselves (a stride of 0) add up element by element.
-    base = OPS["zeros"]((int(_extent(input)),), dtype=grad._dtype, device=grad._device)
+    base = OPS["zeros"](size=(int(_extent(input)),), dtype=grad._dtype, device=grad._device)
     offset = input._offset if storage_offset is None else storage_offset
     flat_index = _strided_positions(size, stride, offset - input._offset, grad)
-    OPS["index_put_"](base, (flat_index,), grad, True)
+    OPS["index_put_"](base, (flat_index,), grad, accumulate=True)
     positions = _strided_positions(input._sizes, input._strides, 0, grad)
     return OPS["index"](base, (positions,))
 
@@ -73,29 +73,29 @@ def _extent(meta) -> int:
 
 def _strided_positions(sizes, strides, offset, like):
     """The storage position of every element of a strided window, as an int64 tensor."""
-    positions = OPS["full"]((), dtype=int64, device=like._device, fill_value=offset)
+    positions = OPS["full"](size=(), dtype=int64, device=like._device, fill_value=offset)
     for n, s in zip(sizes, strides):
-        ar = OPS["mul"](OPS["arange"](0, n, 1, dtype=positions._dtype, device=like._device), s)
+        ar = OPS["mul"](OPS["arange"](start=0, step=1, end=n, dtype=positions._dtype, device=like._device), s)
         positions = OPS["add"](OPS["unsqueeze"](positions, -1), ar)
     return positions
 
 
 @derivative("unfold")
-def unfold(grad, input, dimension, size, step):
+def unfold_backward(grad, input, dimension, size, step):
     n_windows = grad._sizes[dimension % max(input.ndim, 1)] if input.ndim else 1
     if input.ndim == 0:
         return grad.reshape(())
     d = dimension % input.ndim
     moved = OPS["permute"](grad, tuple(i for i in range(grad.ndim) if i not in (d, grad.ndim - 1)) + (d, grad.ndim - 1))
     index = OPS["add"](
-        OPS["unsqueeze"](OPS["mul"](OPS["arange"](0, n_windows, 1, dtype=int64, device=grad._device), step), 1),
-        OPS["arange"](0, size, 1, dtype=int64, device=grad._device),
+        OPS["unsqueeze"](OPS["mul"](OPS["arange"](start=0, step=1, end=n_windows, dtype=int64, device=grad._device), step), 1),
+        OPS["arange"](start=0, step=1, end=size, dtype=int64, device=grad._device),
     ).reshape(-1)
     other = tuple(n for i, n in enumerate(input._sizes) if i != d)
     flat = moved.reshape(other + (n_windows * size,))
-    target = OPS["zeros"](other + (input._sizes[d],), dtype=grad._dtype, device=grad._device)
+    target = OPS["zeros"](size=other + (input._sizes[d],), dtype=grad._dtype, device=grad._device)
     keys = (None,) * len(other) + (index,)
-    OPS["index_put_"](target, keys, flat, True)
+    OPS["index_put_"](target, keys, flat, accumulate=True)
     order = list(range(len(other)))
     order.insert(d, len(other))
     return OPS["permute"](target, tuple(order))
@@ -103,23 +103,23 @@ def unfold(grad, input, dimension, size, step):
 
 # -- in-place writes and copies ---------------------------------------------------------------
 @derivative("copy_")
-def copy_(grad, input, src, non_blocking=False):
-    return zeros_of(grad), (OPS["_to_copy"](grad, src._dtype, src._device) if is_tensor(src) else None)
+def copy_backward(grad, input, src, non_blocking=False):
+    return zeros_of(grad), (OPS["_to_copy"](grad, dtype=src._dtype, device=src._device) if is_tensor(src) else None)
 
 
 @derivative("fill_")
-def fill_(grad, input, value):
+def fill_backward(grad, input, value):
     return zeros_of(grad), (OPS["sum"](grad) if is_tensor(value) else None)
 
 
 @derivative("zero_")
-def zero_(grad, input):
+def zero_backward(grad, input):
     return zeros_of(grad)
 
 
 # -- joins and rearrangements -------------------------------------------------------------------
 @derivative("cat")
-def cat(grad, tensors, dim=0):
+def cat_backward(grad, tensors, dim=0):
     grads, start = [], 0
     ndim = max(t.ndim for t in tensors)
     for t in tensors:
@@ -133,27 +133,27 @@ def cat(grad, tensors, dim=0):
 
 
 @derivative("stack")
-def stack(grad, tensors, dim=0):
+def stack_backward(grad, tensors, dim=0):
     return [OPS["select"](grad, dim, i) for i in range(len(tensors))]
 
 
 @derivative("flip")
-def flip(grad, input, dims):
+def flip_backward(grad, input, dims):
     return OPS["flip"](grad, dims)
 
 
 @derivative("tril")
-def tril(grad, input, diagonal=0):
+def tril_backward(grad, input, diagonal=0):
     return OPS["tril"](grad, diagonal)
 
 
 @derivative("triu")
-def triu(grad, input, diagonal=0):
+def triu_backward(grad, input, diagonal=0):
     return OPS["triu"](grad, diagonal)
 
 
 @derivative("repeat")
-def repeat(grad, input, repeats):
+def repeat_backward(grad, input, repeats):
     lead = len(repeats) - input.ndim
     sizes = (1,) * lead + tuple(input._sizes)
     split = []
@@ -164,42 +164,42 @@ def repeat(grad, input, repeats):
 
 
 @derivative("constant_pad_nd")
-def constant_pad_nd(grad, input, pad, value=0):
+def constant_pad_nd_backward(grad, input, pad, value=0):
     return OPS["constant_pad_nd"](grad, tuple(-p for p in pad), 0)
 
 
 # -- indexing -----------------------------------------------------------------------------------
 @derivative("gather", saves=("index",))
-def gather(grad, input, dim, index):
+def gather_backward(grad, input, dim, index):
     return scatter_add(input._sizes, dim, index, grad, grad)
 
 
 @derivative("index_select", saves=("index",))
-def index_select(grad, input, dim, index):
+def index_select_backward(grad, input, dim, index):
     d = dim % max(input.ndim, 1)
     keys = (None,) * d + (index,)
     if input.ndim == 0:
         return grad.reshape(())
-    return OPS["index_put_"](zeros_of(input, grad._dtype), keys, grad, True)
+    return OPS["index_put_"](zeros_of(input, grad._dtype), keys, grad, accumulate=True)
 
 
 @derivative("index", saves=("indices",))
-def index(grad, input, indices):
-    return OPS["index_put_"](zeros_of(input, grad._dtype), tuple(indices), grad, True)
+def index_backward(grad, input, indices):
+    return OPS["index_put_"](zeros_of(input, grad._dtype), tuple(indices), grad, accumulate=True)
 
 
 @derivative("index_put_", saves=("indices",))
-def index_put_(grad, input, indices, values, accumulate=False):
-    grad_input = grad if accumulate else OPS["index_put_"](OPS["clone"](grad), tuple(indices), 0.0, False)
+def index_put_backward(grad, input, indices, values, accumulate=False):
+    grad_input = grad if accumulate else OPS["index_put_"](OPS["clone"](grad), tuple(indices), 0.0)
     grad_values = OPS["index"](grad, tuple(indices)) if is_tensor(values) else None
     return grad_input, None, grad_values
 
 
 @derivative("embedding", saves=("indices",))
-def embedding(grad, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+def embedding_backward(grad, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     if scale_grad_by_freq:
         raise NotImplementedError("embedding(scale_grad_by_freq=True) has no gradient in dynamo_lite yet")
     if padding_idx is not None and padding_idx >= 0:
         grad = OPS["masked_fill"](grad, OPS["unsqueeze"](OPS["eq"](indices, padding_idx), -1), 0.0)
     rows = OPS["view"](grad, (-1, weight._sizes[-1]))
-    return OPS["index_put_"](zeros_of(weight, grad._dtype), (OPS["view"](indices, (-1,)),), rows, True), None
+    return OPS["index_put_"](zeros_of(weight, grad._dtype), (OPS["view"](indices, (-1,)),), rows, accumulate=True), None

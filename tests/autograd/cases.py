@@ -1,0 +1,171 @@
+"""One or more gradcheck cases per differentiable registry op: ``op -> [(fn, args)]``.
+
+Every case calls public API that dispatches the op with an argument that requires
+grad; float64 inputs, small shapes (gradcheck's finite differences are per element).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import dynamo_lite as dl
+import dynamo_lite.nn.functional as F
+
+_RNG = np.random.default_rng(1234)
+
+
+def T(*shape, low=None, grad=True):
+    """A float64 tensor of normal values (or uniform in ``[low, low+1)``) that requires grad."""
+    values = _RNG.standard_normal(shape) if low is None else _RNG.random(shape) + low
+    t = dl.from_numpy(np.asarray(values, dtype=np.float64).copy())
+    return t.requires_grad_(grad)
+
+
+def distinct(*shape):
+    """Well-separated values: max/min/sort-like ops are differentiable there."""
+    values = _RNG.permutation(int(np.prod(shape))).reshape(shape) * 0.37 + 0.1
+    return dl.from_numpy(values.astype(np.float64)).requires_grad_()
+
+
+def idx(values):
+    return dl.tensor(values, dtype=dl.int64)
+
+
+def inplace(method, *args, **kwargs):
+    """``x.clone().<method>(*args)``: an in-place op on a non-leaf (allowed, unlike on a leaf)."""
+    return lambda x, *rest: getattr(x.clone(), method)(*(rest or args), **kwargs)
+
+
+MASK = dl.tensor([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
+
+CASES = {
+    "clone": [(lambda x: x.clone(), [T(3, 4)])],
+    "_to_copy": [(lambda x: x.to(dl.float64, copy=True), [T(3)]),
+                 (lambda x: x.to(memory_format=dl.channels_last), [T(1, 2, 3, 2)])],
+    "copy_": [(lambda x, y: x.clone().copy_(y), [T(3, 4), T(4)])],
+    "fill_": [(lambda x: x.clone().fill_(2.0) * x, [T(3)]), (lambda x, v: x.clone().fill_(v), [T(3), T()])],
+    "zero_": [(lambda x: x.clone().zero_() + x, [T(3)])],
+    "view": [(lambda x: x.view(4, 3), [T(3, 4)]), (lambda x: x.t().reshape(12), [T(3, 4)])],
+    "transpose": [(lambda x: x.transpose(0, 2), [T(2, 3, 4)])],
+    "permute": [(lambda x: x.permute(2, 0, 1), [T(2, 3, 4)])],
+    "expand": [(lambda x: x.expand(2, 3, 4), [T(3, 1)])],
+    "squeeze": [(lambda x: x.squeeze(1), [T(3, 1, 2)])],
+    "unsqueeze": [(lambda x: x.unsqueeze(-1), [T(3, 2)])],
+    "slice": [(lambda x: dl.ops.views.slice_dim(x, 1, 1, 4, 2), [T(3, 5)])],
+    "narrow": [(lambda x: x.narrow(1, 1, 2), [T(3, 4)])],
+    "select": [(lambda x: x.select(0, 1), [T(3, 4)])],
+    "as_strided": [(lambda x: x.as_strided((2, 2), (1, 2), 1), [T(6)]),
+                   (lambda x: x.as_strided((3, 2), (0, 1)), [T(4)])],
+    "unfold": [(lambda x: x.unfold(1, 3, 2), [T(2, 7)])],
+    "alias": [(lambda x: x.T, [T(3)])],
+    "index_basic": [(lambda x: x[1, ..., None, ::2], [T(3, 4, 5)])],
+    "index": [(lambda x: x[idx([0, 2, 0])], [T(3, 4)]), (lambda x: x[:, idx([[1, 1], [3, 0]])], [T(3, 4)]),
+              (lambda x: x[MASK], [T(3, 4)])],
+    "index_put_": [(lambda x, v: x.clone().index_put_((idx([0, 2]),), v), [T(3, 4), T(2, 4)]),
+                   (lambda x, v: x.clone().index_put_((idx([0, 0]),), v, accumulate=True), [T(3, 4), T(4)]),
+                   (lambda x, v: _setitem(x, v), [T(3, 4), T(2)])],
+    "add": [(lambda a, b: dl.add(a, b, alpha=2), [T(3, 4), T(4)]), (lambda a: a + 1.5, [T(3)])],
+    "add_": [(lambda a, b: a.clone().add_(b, alpha=-3), [T(3, 4), T(3, 1)])],
+    "sub": [(lambda a, b: dl.sub(a, b, alpha=0.5), [T(3, 1), T(4)]), (lambda a: 1 - a, [T(3)])],
+    "sub_": [(lambda a, b: a.clone().sub_(b), [T(3, 4), T(4)])],
+    "mul": [(lambda a, b: a * b, [T(3, 4), T(3, 1)]), (lambda a: a * 3.0, [T(2)])],
+    "mul_": [(lambda a, b: a.clone().mul_(b), [T(3, 4), T(4)]), (lambda a: (a * 1).mul_(a), [T(3)])],
+    "div": [(lambda a, b: a / b, [T(3, 4), T(4, low=1)]), (lambda a: 2 / a, [T(3, low=1)]),
+            (lambda a, b: dl.div(a, b, rounding_mode="floor") + a, [T(3), T(3, low=1)])],
+    "div_": [(lambda a, b: a.clone().div_(b), [T(3, 4), T(4, low=1)])],
+    "remainder": [(lambda a, b: a % b, [T(3, 4, low=0.3), T(4, low=1.1)]), (lambda a: a % 0.7, [T(3, low=0.05)])],
+    "remainder_": [(lambda a, b: a.clone().remainder_(b), [T(3, low=0.3), T(3, low=1.1)])],
+    "pow": [(lambda a, b: a ** b, [T(3, 4, low=0.5), T(4)]), (lambda a: a ** 3, [T(3)]),
+            (lambda b: 2.5 ** b, [T(3)])],
+    "pow_": [(lambda a: a.clone().pow_(2), [T(3)])],
+    "minimum": [(lambda a, b: dl.minimum(a, b), [T(3, 4), T(4)])],
+    "maximum": [(lambda a, b: dl.maximum(a, b), [T(3, 4), T(4)])],
+    "where": [(lambda a, b: dl.where(MASK, a, b), [T(3, 4), T(4)])],
+    "clamp": [(lambda a: a.clamp(-0.5, 0.5), [T(3, 4)]), (lambda a, lo: a.clamp(min=lo), [T(3, 4), T(4)]),
+              (lambda a, hi: a.clamp(max=hi), [T(3, 4), T(4)])],
+    "clamp_": [(lambda a: a.clone().clamp_(min=0.1), [T(3, 4)])],
+    "masked_fill": [(lambda a: a.masked_fill(MASK, 2.0), [T(3, 4)]),
+                    (lambda a, v: a.masked_fill(MASK, v), [T(3, 4), T()])],
+    "masked_fill_": [(lambda a: a.clone().masked_fill_(MASK, -1.0), [T(3, 4)])],
+    "gelu": [(lambda a: F.gelu(a), [T(3, 4)]), (lambda a: F.gelu(a, approximate="tanh"), [T(3, 4)])],
+    "silu": [(lambda a: F.silu(a), [T(3, 4)])],
+    "sum": [(lambda a: a.sum(), [T(3, 4)]), (lambda a: a.sum(dim=(0, 2), keepdim=True), [T(2, 3, 4)]),
+            (lambda a: a.sum(-1), [T(3, 4)])],
+    "mean": [(lambda a: a.mean(), [T(3, 4)]), (lambda a: a.mean(dim=1), [T(2, 3, 4)])],
+    "prod": [(lambda a: a.prod(), [T(2, 3)]), (lambda a: a.prod(dim=1, keepdim=True), [T(3, 4)]),
+             (lambda a: (a * dl.tensor([1.0, 0.0, 1.0], dtype=dl.float64)).prod(), [T(3)])],
+    "amax": [(lambda a: a.amax(dim=1), [distinct(3, 4)]), (lambda a: a.amax(), [distinct(3, 4)])],
+    "amin": [(lambda a: a.amin(dim=(0, 1), keepdim=True), [distinct(3, 4, 2)])],
+    "max": [(lambda a: a.max(), [distinct(3, 4)])],
+    "min": [(lambda a: a.min(), [distinct(3, 4)])],
+    "max_dim": [(lambda a: a.max(dim=1)[0], [distinct(3, 4)]),
+                (lambda a: a.max(dim=0, keepdim=True).values, [distinct(3, 4)])],
+    "min_dim": [(lambda a: a.min(dim=-1)[0], [distinct(3, 4)])],
+    "var": [(lambda a: a.var(), [T(3, 4)]), (lambda a: a.var(dim=1, correction=0, keepdim=True), [T(3, 4)])],
+    "std": [(lambda a: a.std(dim=0), [T(3, 4)]), (lambda a: a.std(), [T(5)])],
+    "var_mean": [(lambda a: dl.var_mean(a, dim=1), [T(3, 4)])],
+    "softmax": [(lambda a: a.softmax(-1), [T(3, 4)]), (lambda a: a.softmax(0), [T(3, 4)])],
+    "log_softmax": [(lambda a: a.log_softmax(1), [T(3, 4)])],
+    "logsumexp": [(lambda a: a.logsumexp(1), [T(3, 4)]), (lambda a: a.logsumexp(0, keepdim=True), [T(3, 4)])],
+    "cumsum": [(lambda a: a.cumsum(1), [T(3, 4)])],
+    "cumprod": [(lambda a: a.cumprod(0), [T(3, 4, low=0.5)])],
+    "matmul": [(lambda a, b: a @ b, [T(2, 3, 4), T(4, 2)]), (lambda a, b: a @ b, [T(4), T(4, 3)]),
+               (lambda a, b: a @ b, [T(2, 4), T(4)]), (lambda a, b: a @ b, [T(4), T(4)]),
+               (lambda a, b: a @ b, [T(2, 1, 3, 4), T(3, 4, 2)])],
+    "mm": [(lambda a, b: dl.mm(a, b), [T(2, 3), T(3, 4)])],
+    "bmm": [(lambda a, b: dl.bmm(a, b), [T(2, 2, 3), T(2, 3, 2)])],
+    "addmm": [(lambda c, a, b: dl.addmm(c, a, b, beta=0.5, alpha=2.0), [T(4), T(2, 3), T(3, 4)])],
+    "linear": [(lambda x, w, b: F.linear(x, w, b), [T(2, 3, 4), T(5, 4), T(5)]),
+               (lambda x, w: F.linear(x, w), [T(4), T(2, 4)])],
+    "cat": [(lambda a, b: dl.cat([a, b], 1), [T(2, 3), T(2, 2)]), (lambda a, b: dl.cat([a, b]), [T(1, 3), T(2, 3)])],
+    "stack": [(lambda a, b: dl.stack([a, b], 1), [T(2, 3), T(2, 3)])],
+    "flip": [(lambda a: a.flip(0, 1), [T(2, 3)])],
+    "tril": [(lambda a: a.tril(), [T(3, 3)])],
+    "triu": [(lambda a: a.triu(1), [T(3, 4)])],
+    "gather": [(lambda a: a.gather(1, idx([[0, 0, 2], [1, 3, 3]])), [T(2, 4)])],
+    "index_select": [(lambda a: a.index_select(1, idx([2, 0, 2])), [T(2, 4)])],
+    "repeat": [(lambda a: a.repeat(2, 1, 3), [T(2, 3)])],
+    "constant_pad_nd": [(lambda a: F.pad(a, (1, 2, 0, 1), value=0.5), [T(2, 3)]),
+                        (lambda a: F.pad(a, (-1, 1)), [T(2, 4)])],
+    "conv2d": [(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), [T(1, 2, 5, 5), T(3, 2, 3, 3), T(3)]),
+               (lambda x, w: F.conv2d(x, w, groups=2, dilation=2), [T(1, 4, 6, 6), T(2, 2, 2, 2)]),
+               (lambda x, w: F.conv2d(x, w), [T(2, 4, 4), T(1, 2, 3, 3)])],
+    "max_pool2d": [(lambda x: F.max_pool2d(x, 2), [distinct(1, 2, 4, 4)]),
+                   (lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), [distinct(1, 1, 5, 5)])],
+    "max_pool2d_with_indices": [(lambda x: F.max_pool2d(x, 2, return_indices=True)[0], [distinct(1, 2, 4, 4)])],
+    "avg_pool2d": [(lambda x: F.avg_pool2d(x, 2), [T(1, 2, 4, 4)]),
+                   (lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False), [T(1, 1, 5, 5)])],
+    "layer_norm": [(lambda x, w, b: F.layer_norm(x, (4,), w, b), [T(2, 3, 4), T(4), T(4)]),
+                   (lambda x: F.layer_norm(x, (3, 4)), [T(2, 3, 4)])],
+    # (padding_idx rows get no gradient by definition: compared with torch in test_against_torch)
+    "embedding": [(lambda w: F.embedding(idx([[0, 2], [2, 3]]), w), [T(4, 3)])],
+    "conv2d_input_backward": [
+        (lambda g, w: dl.ops.conv2d_input_backward(g, w, (1, 2, 5, 5), (2, 2), (1, 1), (1, 1), 1),
+         [T(1, 3, 3, 3), T(3, 2, 3, 3)])],
+    "conv2d_weight_backward": [
+        (lambda g, x: dl.ops.conv2d_weight_backward(g, x, (3, 2, 3, 3), (2, 2), (1, 1), (1, 1), 1),
+         [T(1, 3, 3, 3), T(1, 2, 5, 5)])],
+    "avg_pool2d_backward": [
+        (lambda g: dl.ops.avg_pool2d_backward(g, (1, 1, 5, 5), (3, 3), (2, 2), (1, 1), True, False, None),
+         [T(1, 1, 3, 3)])],
+}
+
+
+def _setitem(x, v):
+    y = x.clone()
+    y[idx([0, 2]), 1] = v
+    return y
+
+
+def _unary(name, low=None):
+    fn = getattr(dl, name)
+    return [(lambda a: fn(a), [T(3, 4, low=low)])]
+
+
+_UNARY_DOMAINS = {"log": 0.5, "log2": 0.5, "log1p": 0.5, "sqrt": 0.5, "rsqrt": 0.5, "reciprocal": 0.5}
+for _name in ("neg", "abs", "sign", "square", "exp", "log", "log1p", "log2", "expm1", "sqrt", "rsqrt", "sin",
+              "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal", "floor", "ceil", "round", "trunc", "relu"):
+    CASES[_name] = _unary(_name, _UNARY_DOMAINS.get(_name))
+    CASES[_name + "_"] = [(inplace(_name + "_"), [T(3, 4, low=_UNARY_DOMAINS.get(_name))])]
+
+# Random ops cannot be finite-differenced; their gradient is checked against the mask they drew.
+RANDOM = {"dropout", "dropout_"}
