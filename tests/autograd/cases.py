@@ -35,6 +35,7 @@ def inplace(method, *args, **kwargs):
     return lambda x, *rest: getattr(x.clone(), method)(*(rest or args), **kwargs)
 
 
+_INF = dl.tensor([float("inf"), float("-inf"), float("nan")], dtype=dl.float64)
 MASK = dl.tensor([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
 
 CASES = {
@@ -169,3 +170,51 @@ for _name in ("neg", "abs", "sign", "square", "exp", "log", "log1p", "log2", "ex
 
 # Random ops cannot be finite-differenced; their gradient is checked against the mask they drew.
 RANDOM = {"dropout", "dropout_"}
+
+CASES.update({
+    "lerp": [(lambda a, b, w: dl.lerp(a, b, w), [T(3, 4), T(4), T(3, 4)]), (lambda a, b: dl.lerp(a, b, 0.3), [T(3), T(3)])],
+    "lerp_": [(lambda a, b: a.clone().lerp_(b, 0.25), [T(3), T(3)])],
+    "hypot": [(lambda a, b: dl.hypot(a, b), [T(3, 4), T(4)])],
+    "hypot_": [(lambda a, b: a.clone().hypot_(b), [T(3), T(3)])],
+    "atan2": [(lambda a, b: dl.atan2(a, b), [T(3, 4), T(4)])],
+    "atan2_": [(lambda a, b: a.clone().atan2_(b), [T(3), T(3)])],
+    "fmod": [(lambda a, b: dl.fmod(a, b), [T(3, 4, low=0.3), T(4, low=1.1)]), (lambda a: dl.fmod(a, 0.7), [T(3, low=0.05)])],
+    "fmod_": [(lambda a: a.clone().fmod_(0.7), [T(3, low=0.05)])],
+    "frac": [(lambda a: dl.frac(a), [T(3, low=0.1)])],
+    "frac_": [(lambda a: a.clone().frac_(), [T(3, low=0.1)])],
+    "erfinv": [(lambda a: dl.erfinv(a), [T(3, low=-0.5)])],
+    "erfinv_": [(lambda a: a.clone().erfinv_(), [T(3, low=-0.5)])],
+    "nan_to_num": [(lambda a: dl.nan_to_num(dl.where(dl.tensor([False, True, True]), a, _INF), posinf=2.0),
+                    [T(3)])],
+    "nan_to_num_": [(lambda a: a.clone().nan_to_num_(), [T(3)])],
+    "addcmul": [(lambda a, b, c: dl.addcmul(a, b, c, value=0.5), [T(4), T(3, 4), T(3, 4)])],
+    "addcmul_": [(lambda a, b, c: a.clone().addcmul_(b, c), [T(3), T(3), T(3)])],
+    "addcdiv": [(lambda a, b, c: dl.addcdiv(a, b, c, value=2.0), [T(4), T(3, 4), T(3, 4, low=1)])],
+    "addcdiv_": [(lambda a, b, c: a.clone().addcdiv_(b, c), [T(3), T(3), T(3, low=1)])],
+    "einsum": [(lambda a, b: dl.einsum("ij,jk->ik", a, b), [T(2, 3), T(3, 4)]),
+               (lambda a, b: dl.einsum("bij,bj->bi", a, b), [T(2, 3, 4), T(2, 4)]),
+               (lambda a: dl.einsum("ij->", a), [T(2, 3)]),
+               (lambda a, b: dl.einsum("i,j->ij", a, b), [T(3), T(2)])],
+    "diag": [(lambda a: dl.diag(a, 1), [T(3)]), (lambda a: dl.diag(a), [T(3, 4)]), (lambda a: dl.diag(a, -1), [T(4, 3)])],
+    "baddbmm": [(lambda c, a, b: dl.baddbmm(c, a, b, beta=0.5, alpha=2.0), [T(2, 1, 4), T(2, 2, 3), T(2, 3, 4)])],
+    "roll": [(lambda a: dl.roll(a, 1, 0), [T(3, 4)]), (lambda a: dl.roll(a, (1, -2), (0, 1)), [T(3, 4)]),
+             (lambda a: dl.roll(a, 2), [T(3, 2)])],
+    "repeat_interleave": [(lambda a: a.repeat_interleave(2, dim=1), [T(2, 3)]),
+                          (lambda a: a.repeat_interleave(idx([1, 0, 2]), dim=0), [T(3, 2)]),
+                          (lambda a: a.repeat_interleave(2), [T(2, 2)])],
+    "adaptive_avg_pool2d": [(lambda x: F.adaptive_avg_pool2d(x, (2, 3)), [T(1, 2, 5, 4)])],
+    "adaptive_max_pool2d": [(lambda x: F.adaptive_max_pool2d(x, (2, 2)), [distinct(1, 2, 5, 4)])],
+    "conv_transpose2d": [(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1),
+                          [T(1, 2, 3, 3), T(2, 3, 3, 3), T(3)]),
+                         (lambda x, w: F.conv_transpose2d(x, w, groups=2, dilation=2), [T(1, 4, 3, 3), T(4, 1, 2, 2)])],
+    "embedding_bag": [(lambda w: F.embedding_bag(idx([0, 2, 2, 1, 3]), w, idx([0, 2]), mode="mean"), [T(4, 3)]),
+                      (lambda w, s: F.embedding_bag(idx([0, 2, 2, 1]), w, idx([0, 1]), mode="sum",
+                                                    per_sample_weights=s), [T(4, 3), T(4)])],
+    "upsample_nearest": [(lambda x: F.interpolate(x, size=(5, 3), mode="nearest"), [T(1, 2, 3, 2)]),
+                         (lambda x: F.interpolate(x, scale_factor=2.0, mode="nearest"), [T(1, 1, 3)])],
+    "upsample_bilinear2d": [(lambda x: F.interpolate(x, size=(5, 3), mode="bilinear"), [T(1, 2, 3, 2)]),
+                            (lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear", align_corners=True),
+                             [T(1, 1, 2, 3)])],
+    "im2col": [(lambda x: F.unfold(x, 2, padding=1, stride=2), [T(1, 2, 3, 3)])],
+    "col2im": [(lambda x: F.fold(x, (3, 3), 2, padding=1, stride=2), [T(1, 8, 4)])],
+})

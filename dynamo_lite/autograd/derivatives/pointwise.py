@@ -232,3 +232,55 @@ def gelu_backward(grad, input, approximate="none"):
 def silu_backward(grad, input):
     s = OPS["sigmoid"](input)
     return OPS["mul"](grad, OPS["mul"](s, OPS["add"](OPS["mul"](input, one_minus(s)), 1)))
+
+
+@derivative("lerp", saves=("input", "end", "weight"))
+def lerp_backward(grad, input, end, weight):
+    grad_weight = OPS["mul"](grad, OPS["sub"](end, input)) if is_tensor(weight) else None
+    return OPS["mul"](grad, one_minus(weight) if is_tensor(weight) else 1 - weight), OPS["mul"](grad, weight), grad_weight
+
+
+@derivative("hypot", saves=("input", "other", "result"))
+def hypot_backward(grad, input, other, result):
+    scaled = OPS["div"](grad, result)
+    return OPS["mul"](scaled, input), OPS["mul"](scaled, other)
+
+
+@derivative("atan2", saves=("input", "other"))
+def atan2_backward(grad, input, other):
+    scaled = OPS["div"](grad, OPS["add"](OPS["mul"](input, input), OPS["mul"](other, other)))
+    return OPS["mul"](scaled, other), OPS["neg"](OPS["mul"](scaled, input))
+
+
+@derivative("fmod", saves=("input", "other"))
+def fmod_backward(grad, input, other):
+    if not is_tensor(other):
+        return grad, None
+    return grad, OPS["neg"](OPS["mul"](grad, OPS["div"](input, other, rounding_mode="trunc")))
+
+
+@derivative("frac")
+def frac_backward(grad, input):
+    return grad
+
+
+@derivative("erfinv", saves=("result",))
+def erfinv_backward(grad, input, result):
+    return OPS["mul"](OPS["mul"](grad, OPS["exp"](OPS["mul"](result, result))), math.sqrt(math.pi) / 2)
+
+
+@derivative("nan_to_num", saves=("input",))
+def nan_to_num_backward(grad, input, nan=0.0, posinf=None, neginf=None):
+    return OPS["where"](OPS["isfinite"](input), grad, 0.0)
+
+
+@derivative("addcmul", saves=("tensor1", "tensor2"))
+def addcmul_backward(grad, input, tensor1, tensor2, value=1):
+    scaled = grad if value == 1 else OPS["mul"](grad, value)
+    return grad, OPS["mul"](scaled, tensor2), OPS["mul"](scaled, tensor1)
+
+
+@derivative("addcdiv", saves=("tensor1", "tensor2"))
+def addcdiv_backward(grad, input, tensor1, tensor2, value=1):
+    scaled = OPS["div"](grad if value == 1 else OPS["mul"](grad, value), tensor2)
+    return grad, scaled, OPS["neg"](OPS["div"](OPS["mul"](scaled, tensor1), tensor2))

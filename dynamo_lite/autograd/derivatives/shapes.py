@@ -203,3 +203,24 @@ def embedding_backward(grad, weight, indices, padding_idx=-1, scale_grad_by_freq
         grad = OPS["masked_fill"](grad, OPS["unsqueeze"](OPS["eq"](indices, padding_idx), -1), 0.0)
     rows = OPS["view"](grad, (-1, weight._sizes[-1]))
     return OPS["index_put_"](zeros_of(weight, grad._dtype), (OPS["view"](indices, (-1,)),), rows, accumulate=True), None
+
+
+@derivative("roll")
+def roll_backward(grad, input, shifts, dims=()):
+    negated = -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
+    return OPS["roll"](grad, negated, dims)
+
+
+@derivative("repeat_interleave", saves=("repeats",))
+def repeat_interleave_backward(grad, input, repeats, dim=None, output_size=None):
+    # every output element came from one input element: add the gradients back per source index
+    if dim is None:
+        sizes, d = (input.numel(),), 0
+    else:
+        sizes, d = tuple(input._sizes), dim % max(input.ndim, 1)
+    positions = OPS["arange"](start=0, end=sizes[d], step=1, dtype=int64, device=grad._device)
+    index = OPS["repeat_interleave"](positions, repeats, 0, output_size=grad._sizes[d] if dim is not None else grad.numel())
+    keys = (None,) * d + (index,)
+    summed = OPS["index_put_"](OPS["zeros"](size=sizes, dtype=grad._dtype, device=grad._device), keys, grad,
+                               accumulate=True)
+    return summed.reshape(tuple(input._sizes)), None

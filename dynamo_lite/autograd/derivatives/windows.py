@@ -1,0 +1,132 @@
+"""Derivatives of sliding-window ops: conv2d/conv_transpose2d, pooling, upsampling, im2col/col2im."""
+from __future__ import annotations
+
+from .helpers import OPS, scatter_add
+from .table import derivative
+
+
+@derivative("conv2d", saves=("input", "weight"))
+def conv2d_backward(grad, input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    geometry = (stride, padding, dilation, groups)
+    grad_input = OPS["conv2d_input_backward"](grad, weight, tuple(input._sizes), *geometry)
+    grad_weight = OPS["conv2d_weight_backward"](grad, input, tuple(weight._sizes), *geometry)
+    grad_bias = None if bias is None else OPS["sum"](grad, dim=(0, 2, 3) if grad.ndim == 4 else (1, 2))
+    return grad_input, grad_weight, grad_bias
+
+
+@derivative("conv2d_input_backward", saves=("grad_output", "weight"))
+def conv2d_input_backward_backward(grad, grad_output, weight, input_size, stride, padding, dilation, groups):
+    return (OPS["conv2d"](grad, weight, None, stride, padding, dilation, groups),
+            OPS["conv2d_weight_backward"](grad_output, grad, tuple(weight._sizes), stride, padding, dilation, groups))
+
+
+@derivative("conv2d_weight_backward", saves=("grad_output", "input"))
+def conv2d_weight_backward_backward(grad, grad_output, input, weight_size, stride, padding, dilation, groups):
+    return (OPS["conv2d"](input, grad, None, stride, padding, dilation, groups),
+            OPS["conv2d_input_backward"](grad_output, grad, tuple(input._sizes), stride, padding, dilation, groups))
+
+
+def _max_pool_grad(grad, input, indices):
+    planes = input._sizes[:-2]
+    flat = input._sizes[-2] * input._sizes[-1]
+    spread = scatter_add(planes + (flat,), -1, indices.reshape(planes + (-1,)), grad.reshape(planes + (-1,)), grad)
+    return spread.reshape(tuple(input._sizes))
+
+
+@derivative("max_pool2d", saves=("input",))
+def max_pool2d_backward(grad, input, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    _, indices = OPS["max_pool2d_with_indices"](OPS["detach"](input), kernel_size, stride, padding, dilation,
+                                                ceil_mode)
+    return _max_pool_grad(grad, input, indices)
+
+
+@derivative("max_pool2d_with_indices", saves=("result",))
+def max_pool2d_with_indices_backward(grads, input, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False,
+                            result=None):
+    return _max_pool_grad(grads[0], input, result[1])
+
+
+@derivative("avg_pool2d")
+def avg_pool2d_backward_backward(grad, input, kernel_size, stride, padding=(0, 0), ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return OPS["avg_pool2d_backward"](grad, tuple(input._sizes), kernel_size, stride, padding, ceil_mode,
+                                      count_include_pad, divisor_override)
+
+
+@derivative("avg_pool2d_backward")
+def avg_pool2d_backward_backward(grad, grad_output, input_size, kernel_size, stride, padding=(0, 0), ceil_mode=False,
+                        count_include_pad=True, divisor_override=None):
+    return OPS["avg_pool2d"](grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+@derivative("conv_transpose2d", saves=("input", "weight"))
+def conv_transpose2d_backward(grad, input, weight, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0),
+                              groups=1, dilation=(1, 1)):
+    # conv_transpose2d is conv2d's input adjoint, so its adjoints are conv2d and conv2d's weight adjoint
+    grad_input = OPS["conv2d"](grad, weight, None, stride, padding, dilation, groups)
+    grad_weight = OPS["conv2d_weight_backward"](input, grad, tuple(weight._sizes), stride, padding, dilation, groups)
+    grad_bias = None if bias is None else OPS["sum"](grad, dim=(0, 2, 3) if grad.ndim == 4 else (1, 2))
+    return grad_input, grad_weight, grad_bias
+
+
+@derivative("im2col")
+def im2col_backward(grad, input, kernel_size, dilation, padding, stride):
+    return OPS["col2im"](grad, tuple(input._sizes[-2:]), kernel_size, dilation, padding, stride)
+
+
+@derivative("col2im")
+def col2im_backward(grad, input, output_size, kernel_size, dilation, padding, stride):
+    return OPS["im2col"](grad, kernel_size, dilation, padding, stride)
+
+
+@derivative("adaptive_max_pool2d", saves=("result",))
+def adaptive_max_pool2d_backward(grads, input, output_size, result=None):
+    return _max_pool_grad(grads[0], input, result[1])
+
+
+def _axis_matrix(forward, input, axis: int, out_size: int):
+    """The (in, out) matrix of a separable linear op along one spatial axis: the op applied to a basis."""
+    n = input._sizes[axis]
+    spatial = len(input._sizes) - 2
+    shape = [1, n] + [1] * spatial
+    shape[2 + (axis - len(input._sizes)) % spatial] = n
+    eye = OPS["eye"](n=n, m=n, dtype=input._dtype, device=input._device)
+    basis = OPS["view"](eye, tuple(shape))
+    sizes = [1] * spatial
+    sizes[(axis - len(input._sizes)) % spatial] = out_size
+    return OPS["view"](forward(basis, tuple(sizes), (axis - len(input._sizes)) % spatial), (n, out_size))
+
+
+def _separable_vjp(grad, input, forward):
+    """The gradient of a linear op that acts on each spatial axis separately (pooling, resampling)."""
+    ndim = len(input._sizes)
+    for axis in range(2, ndim):
+        matrix = _axis_matrix(forward, input, axis - ndim, grad._sizes[axis])
+        moved = OPS["transpose"](grad, axis, -1)
+        grad = OPS["transpose"](OPS["matmul"](moved, transpose_last(matrix)), axis, -1)
+    return grad
+
+
+def transpose_last(t):
+    return OPS["transpose"](t, -2, -1)
+
+
+@derivative("adaptive_avg_pool2d")
+def adaptive_avg_pool2d_backward(grad, input, output_size):
+    return _separable_vjp(grad, input, lambda basis, sizes, _: OPS["adaptive_avg_pool2d"](basis, sizes))
+
+
+def _axis_scales(scales, axis):
+    return None if scales is None else tuple(s if i == axis else None for i, s in enumerate(scales))
+
+
+@derivative("upsample_nearest")
+def upsample_nearest_backward(grad, input, output_size, scales=None):
+    return _separable_vjp(grad, input, lambda basis, sizes, axis: OPS["upsample_nearest"](
+        basis, sizes, _axis_scales(scales, axis)))
+
+
+@derivative("upsample_bilinear2d")
+def upsample_bilinear2d_backward(grad, input, output_size, align_corners, scales=None):
+    return _separable_vjp(grad, input, lambda basis, sizes, axis: OPS["upsample_bilinear2d"](
+        basis, sizes, align_corners, _axis_scales(scales, axis)))
