@@ -53,8 +53,14 @@ class _GradModeContext:
         return None
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        GRAD_MODE.enabled, GRAD_MODE.inference = self._saved
+        saved = self.__dict__.pop("_saved", None)
+        if saved is not None:  # None: compiled code skipped the __enter__ of a block that changed nothing
+            GRAD_MODE.enabled, GRAD_MODE.inference = saved
         return False
+
+    def target_mode(self, current: bool) -> bool:
+        """The grad mode inside the block, entered while the mode is ``current``."""
+        return self.enabled
 
     def clone(self):
         return type(self)()
@@ -128,6 +134,9 @@ class inference_mode(_GradModeContext):
             GRAD_MODE.enabled, GRAD_MODE.inference = False, True
         return None
 
+    def target_mode(self, current: bool) -> bool:
+        return False if self.mode else current
+
     def clone(self):
         return inference_mode(self.mode)
 
@@ -169,6 +178,9 @@ class set_grad_enabled(_GradModeContext):
             with set_grad_enabled(mode):
                 return fn(*args, **kwargs)
         return wrapper
+
+    def target_mode(self, current: bool) -> bool:
+        return self.mode
 
     def clone(self):
         return set_grad_enabled(self.mode)

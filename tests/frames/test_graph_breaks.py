@@ -232,8 +232,23 @@ def test_break_inside_with_no_grad_block(capsys, backend):
             z = y + 1
         return z
 
-    assert_same(f, dl.ones(3), backend=backend)
+    with dl.no_grad():  # the block does not change the grad mode: the frame resumes inside it
+        assert_same(f, dl.ones(3), backend=backend)
     assert dl.stats().graph_count == 2
+
+
+def test_break_inside_a_block_that_changes_the_grad_mode_runs_eagerly(capsys, backend):
+    def f(x):
+        with dl.no_grad():
+            y = x * 2
+            print("in block")
+            z = y + 1
+        return z
+
+    w = dl.ones(3, requires_grad=True)
+    out = dl.compile(f, backend=backend)(w)
+    assert not out.requires_grad and out.tolist() == [3.0, 3.0, 3.0]
+    assert dl.stats().graph_count == 0  # the code between graphs would miss the block's mode
 
 
 def test_try_except_around_tensor_code_matches_eager(backend):

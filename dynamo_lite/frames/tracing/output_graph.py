@@ -8,6 +8,7 @@ import re
 from ...ops.dispatch import TRACING
 from ...tensor.meta import TensorMeta
 from ...tensor.tensor import Tensor
+from ...autograd.grad_mode import GRAD_MODE
 from . import guards as G
 from ..errors import Unsupported
 from .guards import GuardSet
@@ -43,9 +44,13 @@ class OutputGraph:
         self.objects: dict = {}  # id(mutable object) -> its variable, so mutations are shared
         self._rebinds: list = []  # (proxy, previous node) for in-place ops, undone on rollback
         self._nodes: list = []  # every node in creation order (placeholders are not appended last)
+        self.grad_enabled = GRAD_MODE.enabled  # the mode traced under (guarded, see convert.py)
+        self.grad_mode_blocks: list = []  # modes of the dl.no_grad()-like blocks being traced
 
     def _created(self, node):
         self._nodes.append(node)
+        if self.grad_mode_blocks:  # NOTE: [compiled graphs and autograd] in translate/autograd_graphs.py
+            node.meta["grad_enabled"] = self.grad_mode_blocks[-1]
         return node
 
     # -- graph breaks -----------------------------------------------------------------------

@@ -34,6 +34,7 @@ class ProxyTensor(Tensor):
         self._dtype = meta._dtype
         self._meta_device = meta._device
         self._array_cache = None
+        self._requires_grad, self._grad_fn, self._autograd = False, None, None
         self.node = node
         node.meta["val"] = meta
         return self
@@ -48,6 +49,16 @@ class ProxyTensor(Tensor):
 
     def _bump_version(self) -> None:
         pass
+
+    def _autograd_state(self, *args, **kwargs):
+        raise Unsupported("autograd state or calls on a traced tensor (requires_grad, grad, grad_fn, backward ...) "
+                          "run eagerly")
+
+    # NOTE: [compiled graphs and autograd] what autograd sees of a value depends on the call,
+    # not on the trace: reading or changing it is a graph break.
+    requires_grad = grad = grad_fn = is_leaf = data = _base = output_nr = retains_grad = property(
+        _autograd_state, _autograd_state)
+    backward = retain_grad = register_hook = requires_grad_ = detach_ = _autograd_state
 
     def _array(self):
         raise DataDependent("an operation needs the value of a traced tensor (data-dependent)", hint=DATA_HINT)

@@ -6,6 +6,7 @@ import time
 from ...graph import GraphModule
 from ...tensor.dtype import DEFAULT as DEFAULT_DTYPE
 from . import debug
+from .autograd_graphs import GRAD_MODE_SOURCE, autograd_aware
 from ..runtime.cache import CacheEntry
 from ..bytecode.codegen import TransformedCodeBuilder
 from ..runtime.context import FrameRequest
@@ -56,6 +57,7 @@ DEFAULT_DTYPE_SOURCE = AttrSource(ConstSource(DEFAULT_DTYPE, "dynamo_lite.tensor
 def _compile_guards(output, request):
     # Factories in the graph (dl.zeros ...) use the default dtype: it is an input too.
     output.guards.add(DEFAULT_DTYPE_SOURCE, ID_MATCH, DEFAULT_DTYPE.value)
+    output.guards.add(GRAD_MODE_SOURCE, ID_MATCH, output.grad_enabled)  # NOTE: [compiled graphs and autograd]
     return compile_guards(output.guards, request.names, request.f_globals, request.values)
 
 
@@ -129,7 +131,7 @@ def _emit_graph(builder, output, request, live: list) -> list:
     graph.output(tuple(outputs))
     graph.eliminate_dead_code()
     gm = GraphModule(output.attributes, graph, class_name=f"Graph_{request.code.co_name}")
-    compiled = request.config.backend(gm, list(output.example_inputs))
+    compiled = autograd_aware(request.config.backend(gm, list(output.example_inputs)), gm, output.grad_enabled)
     builder.emit_graph_call(compiled, output.input_variables)
     return [gm]
 

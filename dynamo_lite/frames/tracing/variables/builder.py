@@ -10,6 +10,7 @@ from ....tensor.device import device as Device
 from ....tensor.dtype import dtype as DType
 from ....tensor.layout import Size, _MemoryFormat
 from ....tensor.tensor import Tensor
+from ....autograd.grad_mode import set_grad_enabled
 from .. import guards as G
 from .. import trace_rules
 from ...errors import Unsupported
@@ -25,6 +26,10 @@ from .tensor import TensorVariable, TracedCallableVariable
 
 #: Library modules whose functions run directly on proxy tensors (their ops get recorded).
 TRACEABLE_MODULE_PREFIXES = ("dynamo_lite.ops", "dynamo_lite.tensor", "dynamo_lite.nn.functional")
+
+#: Where the grad-mode context managers live, and the autograd package (run eagerly).
+GRAD_MODE_MODULE = "dynamo_lite.autograd.grad_mode"
+AUTOGRAD_PACKAGE = "dynamo_lite.autograd"
 
 #: Library functions with effects outside the graph: calling one breaks the graph.
 SIDE_EFFECT_FUNCTIONS = {"manual_seed", "set_default_dtype", "from_numpy", "from_dlpack", "seed",
@@ -151,6 +156,9 @@ def _object_variable(tx, value, source) -> VariableTracker:
     if callable(value) and is_disabled(value):
         return DisabledFunctionVariable(value, f"call to {getattr(value, '__qualname__', value)}, marked with dl.disable", source)
     if isinstance(value, types.FunctionType):
+        if getattr(value, "__module__", "").startswith(AUTOGRAD_PACKAGE):
+            return DisabledFunctionVariable(value, f"{value.__qualname__}() works on autograd state, which runs eagerly",
+                                            source)
         if is_traceable_library_function(value):
             if value.__name__ in SIDE_EFFECT_FUNCTIONS:
                 return DisabledFunctionVariable(value, f"dl.{value.__name__}() changes state outside the graph", source)
@@ -164,7 +172,7 @@ def _object_variable(tx, value, source) -> VariableTracker:
         self_var = wrap(tx, value.__self__, None if source is None else AttrSource(source, "__self__"))
         return UserMethodVariable(value.__func__, self_var, None)
     if isinstance(value, type):
-        if value.__module__ == "dynamo_lite.nn.grad_mode":
+        if value.__module__ == GRAD_MODE_MODULE:
             return GradModeClassVariable(value, source)
         return ClassVariable(value, source)
     if callable(value):
@@ -183,7 +191,7 @@ def _instance_variable(tx, value, source) -> VariableTracker:
         return NNModuleVariable(value, source)
     if isinstance(value, Op):
         return TracedCallableVariable(value, f"dl.ops.{value.name}", source)
-    if kind.__module__ == "dynamo_lite.nn.grad_mode":
+    if kind.__module__ == GRAD_MODE_MODULE:
         return NoOpContextVariable(value)
     if isinstance(value, functools.partial):
         return PartialVariable(wrap(tx, value.func, AttrSource(source, "func") if source else None),
@@ -212,10 +220,13 @@ def _is_frame_input(source) -> bool:
 
 
 class GradModeClassVariable(ClassVariable):
-    """``dl.no_grad`` and friends: instances are no-op context managers."""
+    """``dl.no_grad``, ``dl.enable_grad``, ``dl.inference_mode``: their instances are blocks
+    whose ops the graph records with the block's grad mode (NOTE: [compiled graphs and autograd])."""
 
     def call(self, tx, args, kwargs):
-        return NoOpContextVariable(self.value())
+        if self.value is set_grad_enabled or kwargs or len(args) > 1 or (args and not isinstance(args[0], ConstantVariable)):
+            raise Unsupported(f"dl.{self.value.__name__}(...) changes the grad mode outside a plain with block")
+        return NoOpContextVariable(self.value(*(a.value for a in args)))
 
 
 def wrap_constant_result(value) -> VariableTracker:

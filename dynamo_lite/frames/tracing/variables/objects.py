@@ -322,7 +322,8 @@ def _make_namedtuple(cls, args, kwargs) -> VariableTracker:
 
 
 class NoOpContextVariable(VariableTracker):
-    """A context manager with no effect on the graph (``dl.no_grad()`` and friends)."""
+    """A grad-mode block (``with dl.no_grad():`` and friends): no bytecode of its own; the
+    graph's nodes inside it carry its mode (NOTE: [compiled graphs and autograd])."""
 
     def __init__(self, value):
         self.value = value
@@ -330,12 +331,19 @@ class NoOpContextVariable(VariableTracker):
     def python_type(self) -> type:
         return type(self.value)
 
+    def mode(self, tx) -> bool:
+        """The grad mode inside the block."""
+        current = tx.output.grad_mode_blocks[-1] if tx.output.grad_mode_blocks else tx.output.grad_enabled
+        return self.value.target_mode(current)
+
     def enter(self, tx) -> VariableTracker:
+        tx.output.grad_mode_blocks.append(self.mode(tx))
         return ConstantVariable(None)
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         if name in ("__exit__", "__enter__"):
-            return NoOpExitVariable(getattr(self.value, name))
+            changes_mode = self.mode(tx) != tx.output.grad_enabled
+            return NoOpExitVariable(getattr(self.value, name), changes_mode)
         raise Unsupported(f"attribute {name!r} of {type(self.value).__name__}")
 
     def reconstruct(self, cg) -> None:
@@ -343,13 +351,19 @@ class NoOpContextVariable(VariableTracker):
 
 
 class NoOpExitVariable(VariableTracker):
-    """The ``__exit__`` pushed by BEFORE_WITH for a no-op context manager."""
+    """The ``__exit__`` pushed by BEFORE_WITH for a grad-mode block."""
 
-    def __init__(self, bound):
+    def __init__(self, bound, changes_mode: bool = False):
         self.bound = bound
+        self.changes_mode = changes_mode
 
     def call(self, tx, args, kwargs) -> VariableTracker:
+        if tx.output.grad_mode_blocks:
+            tx.output.grad_mode_blocks.pop()
         return ConstantVariable(None)
 
     def reconstruct(self, cg) -> None:
+        if self.changes_mode:
+            # the code between the graphs would run without the block's grad mode
+            raise Unsupported("a graph break inside a with block that changes the grad mode")
         cg.load_const(self.bound)  # a resume function inside the block calls it on exit
