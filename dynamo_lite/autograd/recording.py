@@ -17,7 +17,7 @@ from ..ops.dispatch import dispatch
 from ..ops.registry import REGISTRY
 from ..tensor.meta import TensorMeta
 from ..tensor.tensor import Tensor
-from .derivatives.table import NOT_DIFFERENTIABLE, lookup
+from .derivatives.table import DECOMPOSITIONS, NOT_DIFFERENTIABLE, lookup
 from .grad_mode import GRAD_MODE
 from .node import SavedTensor, gradient_edge
 from .op_node import CopySlices, ViewOfBase, node_class
@@ -34,6 +34,9 @@ def record(op, args, kwargs):
     target = args[0] if inplace else None
     if inplace:
         _check_inplace_target(target)
+    decompose = DECOMPOSITIONS.get(op.name)
+    if decompose is not None:
+        return decompose(*args, **kwargs)
     formula = lookup(op.name, inplace)
     if formula is None:
         if op.name in NOT_DIFFERENTIABLE:
@@ -123,13 +126,21 @@ def _tensor_slots(args, kwargs):
 def _save_inputs(formula, args, kwargs, inplace_target):
     """The op's arguments as the formula will see them: saved tensors or TensorMetas."""
     params = formula.params
+    by_name = dict(zip(params, args), **kwargs)
+
+    def needed(name) -> bool:
+        partner = formula.only_for.get(name)
+        if partner is None:
+            return name in formula.saves
+        value = by_name.get(partner)
+        return isinstance(value, Tensor) and value._requires_grad
 
     def save(name, value):
         if isinstance(value, (tuple, list)):
             return type(value)(save(name, v) for v in value)
         if not isinstance(value, Tensor):
             return value
-        if name not in formula.saves:
+        if not needed(name):
             return TensorMeta.of(value)
         if value is inplace_target:
             return SavedTensor(_snapshot(value))

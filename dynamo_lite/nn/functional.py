@@ -243,8 +243,10 @@ def pad(input, pad, mode: str = "constant", value=None):
 from .functional_activation import *  # noqa: E402,F401,F403
 from .functional_attention import *  # noqa: E402,F401,F403
 from .functional_image import *  # noqa: E402,F401,F403
+from .functional_loss import *  # noqa: E402,F401,F403
 from .functional_norm import *  # noqa: E402,F401,F403
 from . import functional_activation, functional_attention, functional_image, functional_norm  # noqa: E402
+from . import functional_loss  # noqa: E402
 
 __all__ += (functional_activation.__all__ + functional_attention.__all__ + functional_image.__all__
-            + functional_norm.__all__)
+            + functional_norm.__all__ + functional_loss.__all__)

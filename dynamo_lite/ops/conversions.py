@@ -243,7 +243,11 @@ def _len(self) -> int:
 def _repr(self, *, tensor_contents=None) -> str:
     arr = self._array()
     host = arr if isinstance(arr, np.ndarray) else arr.get()
-    return format_tensor(host, self.dtype, self.device)
+    if self._grad_fn is not None:
+        autograd = f"grad_fn=<{self._grad_fn.name()}>"
+    else:
+        autograd = "requires_grad=True" if self._requires_grad else ""
+    return format_tensor(host, self.dtype, self.device, autograd)
 
 
 def _format(self, spec: str) -> str:

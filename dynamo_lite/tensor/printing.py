@@ -104,8 +104,11 @@ def _add_suffixes(text: str, suffixes, indent: int) -> str:
     return "".join(parts) + ")"
 
 
-def format_tensor(values: np.ndarray, dtype, device) -> str:
-    """The repr of a tensor whose elements are ``values`` (a host NumPy array)."""
+def format_tensor(values: np.ndarray, dtype, device, autograd: str = "") -> str:
+    """The repr of a tensor whose elements are ``values`` (a host NumPy array).
+
+    ``autograd`` is the last suffix (``grad_fn=<MulBackward0>`` or ``requires_grad=True``).
+    """
     from .dtype import bool_, get_default_dtype, int64
 
     prefix = "tensor("
@@ -125,4 +128,6 @@ def format_tensor(values: np.ndarray, dtype, device) -> str:
         body = _nested(values, indent, summarize, _Formatter(shown, dtype.is_floating_point))
         if dtype not in (get_default_dtype(), int64, bool_):
             suffixes.append(f"dtype={dtype!r}")
+    if autograd:
+        suffixes.append(autograd)
     return _add_suffixes(prefix + body, suffixes, indent)

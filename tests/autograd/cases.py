@@ -172,7 +172,7 @@ for _name in ("neg", "abs", "sign", "square", "exp", "log", "log1p", "log2", "ex
     CASES[_name] = _unary(_name, _UNARY_DOMAINS.get(_name))
     CASES[_name + "_"] = [(inplace(_name + "_"), [T(3, 4, low=_UNARY_DOMAINS.get(_name))])]
 
-# Random ops cannot be finite-differenced; their gradient is checked against the mask they drew.
+# Random ops cannot be finite-differenced: test_dropout_gradient_is_its_mask checks them.
 RANDOM = {"dropout", "dropout_"}
 
 CASES.update({

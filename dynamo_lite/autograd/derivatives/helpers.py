@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ...ops.registry import REGISTRY
 from ...tensor.meta import TensorMeta
+from ...tensor.tensor import Tensor
 
 OPS = REGISTRY
 
@@ -10,6 +11,11 @@ OPS = REGISTRY
 def is_tensor(value) -> bool:
     """A real tensor, a saved one, a proxy or a TensorMeta standing for an unsaved input."""
     return hasattr(value, "_sizes")
+
+
+def is_value(value) -> bool:
+    """A tensor with data (or a proxy), not a TensorMeta standing for an input that was not saved."""
+    return isinstance(value, Tensor)
 
 
 def zeros_of(meta, dtype=None):

@@ -2,21 +2,23 @@
 from __future__ import annotations
 
 from ...ops.contractions import EinsumSpec
-from .helpers import OPS, transpose_last
+from .helpers import OPS, is_value, transpose_last
 from .table import derivative
 
 
-@derivative("matmul", "mm", "bmm", saves=("a", "b"))
+@derivative("matmul", "mm", "bmm", saves=("a", "b"), only_for={"a": "b", "b": "a"})
 def matmul_backward(grad, a, b):
     if a.ndim == 1 and b.ndim == 1:
-        return OPS["mul"](grad, b), OPS["mul"](grad, a)
+        return (OPS["mul"](grad, b) if is_value(b) else None), (OPS["mul"](grad, a) if is_value(a) else None)
     a2 = OPS["unsqueeze"](a, 0) if a.ndim == 1 else a
     b2 = OPS["unsqueeze"](b, -1) if b.ndim == 1 else b
     g = OPS["unsqueeze"](grad, -2) if a.ndim == 1 else grad
     g = OPS["unsqueeze"](g, -1) if b.ndim == 1 else g
-    grad_a, grad_b = OPS["matmul"](g, transpose_last(b2)), OPS["matmul"](transpose_last(a2), g)
+    grad_a = OPS["matmul"](g, transpose_last(b2)) if is_value(b) else None
+    grad_b = OPS["matmul"](transpose_last(a2), g) if is_value(a) else None
     # drop the dims a 1-D operand was given, before the engine sums away broadcast batch dims
-    return (OPS["squeeze"](grad_a, -2) if a.ndim == 1 else grad_a), (OPS["squeeze"](grad_b, -1) if b.ndim == 1 else grad_b)
+    return (OPS["squeeze"](grad_a, -2) if a.ndim == 1 and grad_a is not None else grad_a,
+            OPS["squeeze"](grad_b, -1) if b.ndim == 1 and grad_b is not None else grad_b)
 
 
 @derivative("addmm", saves=("mat1", "mat2"))
@@ -26,12 +28,14 @@ def addmm_backward(grad, input, mat1, mat2, beta=1, alpha=1):
             OPS["mm"](scaled, transpose_last(mat2)), OPS["mm"](transpose_last(mat1), scaled))
 
 
-@derivative("linear", saves=("input", "weight"))
+@derivative("linear", saves=("input", "weight"), only_for={"input": "weight", "weight": "input"})
 def linear_backward(grad, input, weight, bias=None):
     out_features, in_features = weight._sizes
-    rows = OPS["view"](grad.reshape(-1), (-1, out_features)) if grad.ndim else grad.reshape(1, 1)
-    grad_weight = OPS["mm"](transpose_last(rows), input.reshape(-1, in_features))
-    return OPS["matmul"](grad, weight), grad_weight, grad
+    grad_weight = None
+    if is_value(input):
+        rows = grad.reshape(-1, out_features)
+        grad_weight = OPS["mm"](transpose_last(rows), input.reshape(-1, in_features))
+    return (OPS["matmul"](grad, weight) if is_value(weight) else None), grad_weight, grad
 
 
 @derivative("baddbmm", saves=("batch1", "batch2"))

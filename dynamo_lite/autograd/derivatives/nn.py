@@ -6,7 +6,7 @@ import numpy as np
 from ...ops.embedding_bags import MODES
 from ...tensor.interop import from_numpy
 from .helpers import OPS, zeros_of
-from .table import derivative
+from .table import decomposition, derivative
 
 
 @derivative("layer_norm", saves=("input", "weight"))
@@ -25,12 +25,21 @@ def layer_norm_backward(grad, input, normalized_shape, weight=None, bias=None, e
     return grad_input, None, grad_weight, grad
 
 
-@derivative("dropout", "dropout_")
-def dropout_backward(grad, input, p, training=True, generator=None):
-    # The kept-element mask is not an output of the op, so it cannot be recovered here;
-    # dl.dropout / F.dropout route inputs that require grad through an explicit mask instead.
-    raise RuntimeError("the dropout op has no gradient of its own: call dl.nn.functional.dropout, which "
-                       "multiplies by an explicit mask when its input requires grad")
+def _dropout_mask(input, p, training, generator):
+    ones = OPS["ones_like"](input, dtype=input._dtype, device=input._device)
+    return OPS["dropout"](ones, p, training, generator=generator)  # the same draw, scaled by 1/(1-p)
+
+
+@decomposition("dropout")
+def dropout(input, p, training=True, *, generator=None):
+    # input * (the op applied to ones): the same values as the op (x * keep * scale rounds
+    # once either way), and a mask that mul's formula differentiates exactly
+    return OPS["mul"](input, _dropout_mask(input, p, training, generator))
+
+
+@decomposition("dropout_")
+def dropout_(input, p, training=True, *, generator=None):
+    return OPS["mul_"](input, _dropout_mask(input, p, training, generator))
 
 
 @derivative("embedding_bag", saves=("indices", "offsets", "per_sample_weights", "weight"))

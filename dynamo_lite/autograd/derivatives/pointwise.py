@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from .helpers import OPS, is_tensor, zeros_grad, zeros_of
+from .helpers import OPS, is_tensor, is_value, zeros_grad, zeros_of
 from .table import derivative
 
 
@@ -25,17 +25,20 @@ def sub_backward(grad, input, other, alpha=1):
     return grad, OPS["neg"](_scaled(grad, alpha))
 
 
-@derivative("mul", saves=("input", "other"))
+@derivative("mul", saves=("input", "other"), only_for={"input": "other", "other": "input"})
 def mul_backward(grad, input, other):
-    return OPS["mul"](grad, other), (OPS["mul"](grad, input) if is_tensor(other) else None)
+    return (OPS["mul"](grad, other) if is_value(other) or not is_tensor(other) else None,
+            OPS["mul"](grad, input) if is_value(input) else None)
 
 
-@derivative("div", saves=("input", "other"))
+@derivative("div", saves=("input", "other"), only_for={"input": "other"})
 def div_backward(grad, input, other, rounding_mode=None):
     if rounding_mode is not None:
         return zeros_of(grad), (zeros_of(grad) if is_tensor(other) else None)
     grad_input = OPS["div"](grad, other)
     if not is_tensor(other):
+        return grad_input, None
+    if not is_value(input):
         return grad_input, None
     return grad_input, OPS["neg"](OPS["div"](OPS["mul"](grad_input, input), other))
 

@@ -24,18 +24,23 @@ class Derivative:
             they run eagerly, trace into graphs and differentiate again.
         saves: the names of the arguments (and ``"result"``) the formula reads.
         params: the formula's parameter names after ``grad``, in order.
+        only_for: ``{saved argument: other argument}`` when the saved value serves only the
+            other argument's gradient (``mul``'s input for its other's): it is kept only
+            if that argument requires grad, so an in-place write to it is not an error
+            (torch saves the same way). The formula sees a TensorMeta otherwise.
     """
 
     op: str
     formula: Callable
     saves: frozenset
     params: tuple
+    only_for: dict
 
 
 DERIVATIVES: dict[str, Derivative] = {}
 
 
-def derivative(*ops: str, saves=()):
+def derivative(*ops: str, saves=(), only_for=None):
     """Declare ``fn`` as the backward formula of the ops named ``ops``.
 
     Example:
@@ -52,7 +57,21 @@ def derivative(*ops: str, saves=()):
         for op in ops:
             if op in DERIVATIVES:
                 raise ValueError(f"op {op!r} already has a derivative")
-            DERIVATIVES[op] = Derivative(op, fn, frozenset(saves), params)
+            DERIVATIVES[op] = Derivative(op, fn, frozenset(saves), params, dict(only_for or {}))
+        return fn
+    return register
+
+
+#: op name -> ``decompose(*args, **kwargs)``: ops whose backward needs a value the op does
+#: not return (dropout's mask) run, while recording, as registered ops that do return it.
+DECOMPOSITIONS: dict[str, Callable] = {}
+
+
+def decomposition(*ops: str):
+    """Declare ``fn`` as what the ops named ``ops`` run as while autograd records them."""
+    def register(fn):
+        for op in ops:
+            DECOMPOSITIONS[op] = fn
         return fn
     return register
 

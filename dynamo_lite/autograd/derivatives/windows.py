@@ -1,15 +1,15 @@
 """Derivatives of sliding-window ops: conv2d/conv_transpose2d, pooling, upsampling, im2col/col2im."""
 from __future__ import annotations
 
-from .helpers import OPS, scatter_add
+from .helpers import OPS, is_value, scatter_add
 from .table import derivative
 
 
-@derivative("conv2d", saves=("input", "weight"))
+@derivative("conv2d", saves=("input", "weight"), only_for={"input": "weight", "weight": "input"})
 def conv2d_backward(grad, input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
     geometry = (stride, padding, dilation, groups)
-    grad_input = OPS["conv2d_input_backward"](grad, weight, tuple(input._sizes), *geometry)
-    grad_weight = OPS["conv2d_weight_backward"](grad, input, tuple(weight._sizes), *geometry)
+    grad_input = OPS["conv2d_input_backward"](grad, weight, tuple(input._sizes), *geometry) if is_value(weight) else None
+    grad_weight = OPS["conv2d_weight_backward"](grad, input, tuple(weight._sizes), *geometry) if is_value(input) else None
     grad_bias = None if bias is None else OPS["sum"](grad, dim=(0, 2, 3) if grad.ndim == 4 else (1, 2))
     return grad_input, grad_weight, grad_bias
 

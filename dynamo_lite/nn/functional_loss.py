@@ -1,0 +1,246 @@
+"""nn.functional losses: cross_entropy, nll_loss, mse_loss, l1_loss, binary_cross_entropy(_with_logits).
+
+Each is written with differentiable ``dl.*`` functions (so autograd differentiates them
+and the compiler traces them into one graph), in torch's order of operations.
+"""
+from __future__ import annotations
+
+import warnings
+
+import dynamo_lite as dl
+
+from ..ops.meta_rules import TYPE_NAMES
+
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "l1_loss", "mse_loss",
+           "nll_loss"]
+
+REDUCTIONS = ("none", "mean", "sum")
+
+
+def legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """The ``reduction`` the deprecated ``size_average``/``reduce`` arguments ask for."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
+                  f"{'sum' if size_average is False else 'mean'}' instead.", UserWarning, stacklevel=3)
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _reduce(loss, reduction: str):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "none":
+        return loss
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _check_reduction(reduction: str) -> None:
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def _warn_broadcast(input, target) -> None:
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). "
+            "This will likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            UserWarning, stacklevel=3,
+        )
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
+    """Mean squared error ``(input - target) ** 2``, reduced.
+
+    Example:
+        >>> F.mse_loss(dl.tensor([1.0, 2.0]), dl.tensor([0.0, 0.0]))
+        tensor(2.5000)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_broadcast(input, target)
+    diff = input - target
+    loss = diff * diff
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
+    """Mean absolute error ``|input - target|``, reduced.
+
+    Example:
+        >>> F.l1_loss(dl.tensor([1.0, -2.0]), dl.tensor([0.0, 0.0]))
+        tensor(1.5000)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    _warn_broadcast(input, target)
+    loss = (input - target).abs()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _class_dim(input) -> int:
+    return 0 if input.dim() == 1 else 1
+
+
+def _check_batch(input, target) -> None:
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    expected = tuple(input.shape[:1]) + tuple(input.shape[2:]) if input.dim() > 1 else ()
+    if input.dim() > 1 and target.dim() >= 1 and target.shape[0] != input.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                         f"({target.shape[0]}).")
+    if tuple(target.shape) != expected:
+        raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
+
+
+def _picked_weights(weight, safe_target, keep):
+    """The weight of each element's target class (0 where ignored)."""
+    mask = keep.to(safe_target.dtype if weight is None else weight.dtype)
+    if weight is None:
+        return mask
+    return weight.index_select(0, safe_target.reshape(-1)).reshape(safe_target.shape) * mask
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+             reduction: str = "mean"):
+    """Negative log-likelihood of the target classes given log-probabilities ``input`` (N, C, ...).
+
+    Args:
+        input: log-probabilities, class dim 1 (or 0 for an unbatched ``(C,)`` input).
+        target: class indices, ``input``'s shape without the class dim.
+        weight: a per-class rescaling ``(C,)``.
+        ignore_index: a target value that contributes nothing (nor to the mean's denominator).
+        reduction: ``"none"``, ``"mean"`` (weighted by the targets' class weights) or ``"sum"``.
+
+    Example:
+        >>> F.nll_loss(dl.tensor([[-1.0, -2.0]]), dl.tensor([1]))
+        tensor(2.)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if target.dtype.is_floating_point:
+        raise RuntimeError(f"expected scalar type Long but found {TYPE_NAMES[target.dtype]}")
+    _check_batch(input, target)
+    dim = _class_dim(input)
+    keep = target != ignore_index
+    safe = dl.where(keep, target, 0)
+    picked = input.gather(dim, safe.unsqueeze(dim)).squeeze(dim)
+    weights = _picked_weights(weight, safe, keep).to(input.dtype)
+    loss = -(picked * weights)
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / weights.sum()
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                  reduction: str = "mean", label_smoothing: float = 0.0):
+    """Cross entropy between ``softmax(input)`` and class indices or class probabilities.
+
+    Args:
+        input: unnormalized logits, class dim 1 (or 0 for an unbatched ``(C,)`` input).
+        target: class indices (integer, ``input``'s shape without the class dim) or class
+            probabilities (floating, ``input``'s shape).
+        weight: a per-class rescaling ``(C,)``.
+        ignore_index: with class indices, a target value that contributes nothing.
+        reduction: ``"none"``, ``"mean"`` or ``"sum"``.
+        label_smoothing: in [0, 1]: mixes the target with the uniform distribution.
+
+    Example:
+        >>> logits = dl.tensor([[2.0, 0.5, -1.0]])
+        >>> F.cross_entropy(logits, dl.tensor([0]))
+        tensor(0.2413)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    dim = _class_dim(input)
+    log_probs = input.log_softmax(dim)
+    classes = input.shape[dim]
+    class_shape = [1] * input.dim()
+    class_shape[dim] = classes
+    weights = None if weight is None else weight.reshape(class_shape)
+    if target.dtype.is_floating_point:
+        if tuple(target.shape) != tuple(input.shape):
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / classes
+        terms = log_probs * target if weights is None else log_probs * target * weights
+        loss = -terms.sum(dim)
+        if reduction == "mean":
+            return loss.sum() / (input.numel() // classes)
+        return loss.sum() if reduction == "sum" else loss
+    loss = nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0:
+        return loss
+    keep = target != ignore_index
+    smooth = -(log_probs if weights is None else log_probs * weights).sum(dim)
+    smooth = smooth.masked_fill(~keep, 0.0)
+    if reduction == "mean":
+        safe = dl.where(keep, target, 0)
+        denominator = _picked_weights(weight, safe, keep).to(input.dtype).sum()
+        smooth = smooth.sum() / denominator
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return loss * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+    """``-(target * log(input) + (1 - target) * log(1 - input))``, logs clamped at -100 as torch does.
+
+    Example:
+        >>> F.binary_cross_entropy(dl.tensor([0.5]), dl.tensor([1.0]))
+        tensor(0.6931)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
+                         "is deprecated. Please ensure they have the same size.")
+    log_p = input.log().clamp(min=-100)
+    log_not_p = (1 - input).log().clamp(min=-100)
+    loss = -(target * log_p + (1 - target) * log_not_p)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction: str = "mean", pos_weight=None):
+    """Binary cross entropy of ``sigmoid(input)``, computed stably from the logits.
+
+    Args:
+        input: logits.
+        target: probabilities, ``input``'s shape.
+        weight: a rescaling broadcast against the loss.
+        pos_weight: a weight of the positive term, broadcast along the last dim (classes).
+
+    Example:
+        >>> F.binary_cross_entropy_with_logits(dl.tensor([0.0]), dl.tensor([1.0]))
+        tensor(0.6931)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_reduction(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    max_val = (-input).clamp(min=0)
+    log_terms = ((-max_val).exp() + (-input - max_val).exp()).log()
+    if pos_weight is not None:
+        log_weight = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + log_weight * (log_terms + max_val)
+    else:
+        loss = (1 - target) * input + max_val + log_terms
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
