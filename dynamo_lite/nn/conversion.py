@@ -81,10 +81,24 @@ class ConversionMixin:
         return self.to(device=device)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Module":
-        """Set ``requires_grad`` on every parameter (stored only; there is no autograd)."""
+        """Set ``requires_grad`` on every parameter (whether autograd computes its ``.grad``)."""
         for param in self.parameters():
             param.requires_grad_(requires_grad)
         return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the ``.grad`` of every parameter: to None, or to zeros in place.
+
+        Example:
+            >>> model.zero_grad()
+        """
+        for param in self.parameters():
+            if param.grad is None:
+                continue
+            if set_to_none:
+                param.grad = None
+            else:
+                param.grad.detach_().zero_()
 
 
 def _parse_to(args, kwargs):
