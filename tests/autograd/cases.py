@@ -175,6 +175,18 @@ for _name in ("neg", "abs", "sign", "square", "exp", "log", "log1p", "log2", "ex
 # Random ops cannot be finite-differenced: test_dropout_gradient_is_its_mask checks them.
 RANDOM = {"dropout", "dropout_"}
 
+# Random draws and fills: their output does not depend on the input's values (zero
+# gradient); test_random_fills_have_zero_gradient checks them.
+RANDOM_FILLS = {
+    "bernoulli": lambda p: dl.bernoulli(p),
+    "uniform_": lambda a: a.uniform_(),
+    "normal_": lambda a: a.normal_(),
+    "exponential_": lambda a: a.exponential_(),
+    "bernoulli_": lambda a: a.bernoulli_(0.5),
+    "random_": lambda a: a.random_(0, 5),
+}
+RANDOM |= set(RANDOM_FILLS)
+
 CASES.update({
     "lerp": [(lambda a, b, w: dl.lerp(a, b, w), [T(3, 4), T(4), T(3, 4)]), (lambda a, b: dl.lerp(a, b, 0.3), [T(3), T(3)])],
     "lerp_": [(lambda a, b: a.clone().lerp_(b, 0.25), [T(3), T(3)])],
@@ -221,4 +233,25 @@ CASES.update({
                              [T(1, 1, 2, 3)])],
     "im2col": [(lambda x: F.unfold(x, 2, padding=1, stride=2), [T(1, 2, 3, 3)])],
     "col2im": [(lambda x: F.fold(x, (3, 3), 2, padding=1, stride=2), [T(1, 8, 4)])],
+})
+
+CASES.update({
+    "sort": [(lambda a: dl.sort(a, dim=1, descending=True)[0], [distinct(3, 4)])],
+    "topk": [(lambda a: dl.topk(a, 2, dim=0)[0], [distinct(3, 4)])],
+    "scatter": [(lambda a, s: a.scatter(1, idx([[0, 2], [3, 1], [1, 0]]), s), [T(3, 4), T(3, 2)]),
+                (lambda a: a.scatter(0, idx([[2, 0, 1, 0]]), 1.5), [T(3, 4)])],
+    "scatter_": [(lambda a, s: a.clone().scatter_(1, idx([[0, 2], [3, 1], [1, 0]]), s), [T(3, 4), T(3, 2)])],
+    "scatter_add": [(lambda a, s: a.scatter_add(1, idx([[0, 0], [3, 1], [1, 1]]), s), [T(3, 4), T(3, 2)])],
+    "scatter_add_": [(lambda a, s: a.clone().scatter_add_(0, idx([[0, 0, 2, 2]]), s), [T(3, 4), T(1, 4)])],
+    "scatter_reduce": [(lambda a, s: a.scatter_reduce(1, idx([[0, 0], [3, 1], [1, 1]]), s, "sum", include_self=False),
+                        [T(3, 4), T(3, 2)]),
+                       (lambda a, s: a.scatter_reduce(1, idx([[0, 0], [3, 1], [1, 1]]), s, "mean"), [T(3, 4), T(3, 2)]),
+                       (lambda a, s: a.scatter_reduce(1, idx([[0, 0], [3, 1], [1, 1]]), s, "amax", include_self=False),
+                        [distinct(3, 4), distinct(3, 2)])],
+    "scatter_reduce_": [(lambda a, s: a.clone().scatter_reduce_(1, idx([[0, 0], [2, 1], [1, 1]]), s, "mean",
+                                                                include_self=False), [T(3, 4), T(3, 2)])],
+    "index_fill": [(lambda a: a.index_fill(1, idx([0, 2]), -1.0), [T(3, 4)]),
+                   (lambda a, v: a.index_fill(0, idx([1]), v), [T(3, 4), T()])],
+    "index_fill_": [(lambda a: a.clone().index_fill_(1, idx([3]), 2.0), [T(3, 4)])],
+    "masked_select": [(lambda a: a.masked_select(MASK), [T(3, 4)]), (lambda a: a.masked_select(MASK), [T(4)])],
 })

@@ -14,7 +14,7 @@ from dynamo_lite.autograd.derivatives import DECOMPOSITIONS, DERIVATIVES, NOT_DI
 from dynamo_lite.ops import REGISTRY
 from dynamo_lite.ops.dispatch import AUTOGRAD
 
-from .cases import CASES, RANDOM
+from .cases import CASES, RANDOM, RANDOM_FILLS
 
 DIFFERENTIABLE = sorted(n for n, op in REGISTRY.items() if n not in NOT_DIFFERENTIABLE)
 
@@ -85,3 +85,13 @@ def test_dropout_gradient_is_its_mask_and_values_match_the_op(inplace):
     out.sum().backward()
     kept = (expected != 0).to(dl.float32)
     assert leaf.grad.tolist() == (kept / 0.7).tolist()
+
+
+@pytest.mark.parametrize("name", sorted(RANDOM_FILLS))
+def test_random_fills_have_zero_gradient(name):
+    x = dl.full((4,), 0.3, dtype=dl.float64, requires_grad=True)
+    base = x * 1
+    assert name in _recorded_ops(RANDOM_FILLS[name], [base])
+    (out,) = [RANDOM_FILLS[name](x * 1)]
+    (out * 3 + x).sum().backward()
+    assert out.grad_fn is not None and x.grad.tolist() == [1.0] * 4

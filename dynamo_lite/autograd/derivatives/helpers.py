@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from ...ops.registry import REGISTRY
 from ...tensor.meta import TensorMeta
-from ...tensor.tensor import Tensor
 
 OPS = REGISTRY
 
@@ -14,8 +13,8 @@ def is_tensor(value) -> bool:
 
 
 def is_value(value) -> bool:
-    """A tensor with data (or a proxy), not a TensorMeta standing for an input that was not saved."""
-    return isinstance(value, Tensor)
+    """Not a TensorMeta standing for an input that was not saved (a tensor, proxy or number)."""
+    return not isinstance(value, TensorMeta)
 
 
 def zeros_of(meta, dtype=None):

@@ -27,8 +27,8 @@ def sub_backward(grad, input, other, alpha=1):
 
 @derivative("mul", saves=("input", "other"), only_for={"input": "other", "other": "input"})
 def mul_backward(grad, input, other):
-    return (OPS["mul"](grad, other) if is_value(other) or not is_tensor(other) else None,
-            OPS["mul"](grad, input) if is_value(input) else None)
+    return (OPS["mul"](grad, other) if is_value(other) else None,
+            OPS["mul"](grad, input) if is_tensor(other) and is_value(input) else None)
 
 
 @derivative("div", saves=("input", "other"), only_for={"input": "other"})
