@@ -57,6 +57,12 @@ def _analytical(fn, inputs, diff_inputs) -> list:
     return jac
 
 
+def _differentiable(inputs) -> tuple:
+    """``inputs`` as a tuple, and the floating tensors among them that require grad."""
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    return inputs, [t for t in inputs if isinstance(t, Tensor) and t._requires_grad]
+
+
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, **_ignored) -> bool:
     """Check the gradients of ``func`` at ``inputs`` against finite differences.
@@ -76,8 +82,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
         >>> dl.autograd.gradcheck(lambda t: (t * t).sin(), (x,))
         True
     """
-    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-    diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t._requires_grad]
+    inputs, diff_inputs = _differentiable(inputs)
     if not diff_inputs:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, "
                          "but none of the them have requires_grad=True.")
@@ -105,8 +110,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
         >>> dl.autograd.gradgradcheck(lambda t: (t * t).sin(), (x,))
         True
     """
-    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-    diff_inputs = [t for t in inputs if isinstance(t, Tensor) and t._requires_grad]
+    inputs, _ = _differentiable(inputs)
     outs = _outputs(func, inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
@@ -118,11 +122,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
 
     def first_derivative(*args):
         values, seeds = args[:n_inputs], args[n_inputs:]
-        differentiable = [t for t in values if isinstance(t, Tensor) and t._requires_grad]
+        _, differentiable = _differentiable(values)
         out = [o for o in _outputs(func, values) if o._requires_grad]
         return autograd_grad(out, differentiable, list(seeds)[:len(out)], create_graph=True, allow_unused=True,
                              materialize_grads=True)
 
-    del diff_inputs
     return gradcheck(first_derivative, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception)

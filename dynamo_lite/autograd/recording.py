@@ -23,13 +23,23 @@ from .node import SavedTensor, gradient_edge
 from .op_node import CopySlices, ViewOfBase, node_class
 
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+NO_GRAD_VIEW_MODIFIED = (
+    "A view was created in no_grad mode and its base or another view of its base has been modified inplace "
+    "with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+    "clarify your code by moving both the view and the inplace either both inside the no_grad block (if you "
+    "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+)
 VIEW_OF_LEAF_INPLACE = "a view of a leaf Variable that requires grad is being used in an in-place operation."
 
 
 def record(op, args, kwargs):
     """Run ``op`` (some tensor argument requires grad) and record its backward node."""
     if not GRAD_MODE.enabled:
-        return dispatch(op, args, kwargs, record_grad=False)
+        result = dispatch(op, args, kwargs, record_grad=False)
+        if "view" in op.tags and getattr(result, "_view_base", None) is not None:
+            meta = result._meta()  # a view of a tensor requiring grad, taken under no_grad
+            meta.view_version, meta.no_grad_view = result._storage.version, True
+        return result
     inplace = "inplace" in op.tags
     target = args[0] if inplace else None
     if inplace:
@@ -43,7 +53,7 @@ def record(op, args, kwargs):
             return dispatch(op, args, kwargs, record_grad=False)
         raise RuntimeError(f"the derivative for '{op.name}' is not implemented.")
     slots = _tensor_slots(args, kwargs)
-    edges = [gradient_edge(history(t)) if t._requires_grad else (None, 0) for _, t in slots]
+    edges = [gradient_edge(t) if history(t)._requires_grad else (None, 0) for _, t in slots]
     saved_args, saved_kwargs = _save_inputs(formula, args, kwargs, target)
     result = dispatch(op, args, kwargs, record_grad=False)
     outputs = result if isinstance(result, (tuple, list)) else (result,)
@@ -74,8 +84,12 @@ def history(tensor: Tensor) -> Tensor:
     if base is None or not base._requires_grad or base._grad_fn is None:
         return tensor
     meta = tensor._autograd
-    if meta is not None and meta.view_version == tensor._storage.version and tensor._grad_fn is not None:
+    # Only views autograd recorded follow their base: one taken under no_grad (or before
+    # anything required grad) stays out of the graph, as in torch.
+    if meta is None or meta.view_version is None or meta.view_version == tensor._storage.version:
         return tensor
+    if meta.no_grad_view:
+        raise RuntimeError(NO_GRAD_VIEW_MODIFIED)
     node = ViewOfBase(gradient_edge(base), base, tensor)
     _set_history(tensor, node, 0)
     return tensor

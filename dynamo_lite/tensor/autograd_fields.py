@@ -17,11 +17,12 @@ class AutogradMeta:
         retains_grad: ``retain_grad()`` was called on this non-leaf.
         grad_accumulator: the AccumulateGrad node of a leaf (one per leaf, made lazily).
         hooks: gradient hooks registered with ``register_hook``.
-        view_version: the storage version when ``grad_fn`` was last set on a view.
+        view_version: the storage version when autograd last set ``grad_fn`` (None: never).
+        no_grad_view: a view of a tensor requiring grad, taken under no_grad.
     """
 
     __slots__ = ("grad", "output_nr", "retains_grad", "grad_accumulator", "hooks",
-                 "view_version", "__weakref__")
+                 "view_version", "no_grad_view", "__weakref__")
 
     def __init__(self):
         self.grad = None
@@ -29,7 +30,8 @@ class AutogradMeta:
         self.retains_grad = False
         self.grad_accumulator = None
         self.hooks = []
-        self.view_version = 0
+        self.view_version = None
+        self.no_grad_view = False
 
 
 def type_name(tensor) -> str:

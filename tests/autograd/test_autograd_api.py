@@ -260,3 +260,23 @@ def test_ops_without_grad_stay_plain_tensors():
     assert not y.requires_grad and y.grad_fn is None
     w = leaf(1.0, 2.0)
     assert not (w > 1).requires_grad and not w.argmax().requires_grad
+
+
+def test_a_view_taken_under_no_grad_whose_base_changes_is_an_error():
+    w = leaf(1.0, 2.0)
+    x = w * 1
+    with dl.no_grad():
+        v = x[0]
+    assert not v.requires_grad
+    x.mul_(3)
+    with pytest.raises(RuntimeError, match="^A view was created in no_grad mode and its base or another view"):
+        v * leaf(5.0)
+
+
+def test_views_recorded_by_autograd_follow_in_place_writes_to_their_base():
+    w = leaf(1.0, 2.0)
+    x = w * 1
+    v = x[1:]
+    x.mul_(3)
+    (v * v).sum().backward()  # v is now 3 * w[1]
+    assert w.grad.tolist() == [0.0, 36.0]

@@ -224,29 +224,24 @@ def test_inplace_on_input_and_views_with_a_break(backend):
     np.testing.assert_allclose(np.asarray(view), [3.0, 3.0, 3.0])
 
 
-def test_break_inside_with_no_grad_block(capsys, backend):
-    def f(x):
-        with dl.no_grad():
-            y = x * 2
-            print("in block")
-            z = y + 1
-        return z
+def _break_in_no_grad_block(x):
+    with dl.no_grad():
+        y = x * 2
+        print("in block")
+        z = y + 1
+    return z
 
+
+def test_break_inside_with_no_grad_block(capsys, backend):
+    f = _break_in_no_grad_block
     with dl.no_grad():  # the block does not change the grad mode: the frame resumes inside it
         assert_same(f, dl.ones(3), backend=backend)
     assert dl.stats().graph_count == 2
 
 
 def test_break_inside_a_block_that_changes_the_grad_mode_runs_eagerly(capsys, backend):
-    def f(x):
-        with dl.no_grad():
-            y = x * 2
-            print("in block")
-            z = y + 1
-        return z
-
     w = dl.ones(3, requires_grad=True)
-    out = dl.compile(f, backend=backend)(w)
+    out = dl.compile(_break_in_no_grad_block, backend=backend)(w)
     assert not out.requires_grad and out.tolist() == [3.0, 3.0, 3.0]
     assert dl.stats().graph_count == 0  # the code between graphs would miss the block's mode
 
