@@ -5,6 +5,7 @@ from bytecode import Bytecode, Instr, Label
 
 from ..bytecode import compat as V
 from ..errors import Unsupported, UserError
+from .exceptions import in_try_block
 from ..bytecode.liveness import live_locals
 from ..logs import graph_breaks_log
 from ..runtime.cache import original_code
@@ -52,17 +53,19 @@ class BreakPlan:
         name = self.instruction.opname
         stack = snapshot.stack
         self.exception = None
-        if isinstance(reason, UserError) and name not in V.EAGER_STACK_EFFECTS and graph_has_work:
+        if isinstance(reason, UserError) and name not in V.EAGER_STACK_EFFECTS and graph_has_work \
+                and not in_try_block(tx.exception_handlers, snapshot.index):
             # Running this instruction again would not raise (e.g. a loop over a dict the
             # frame resized): raise what the program raises, after the graph and effects.
             self.mode, self.exception = "raise", reason.exception
         else:
             stack[:] = [v.frozen(tx) if isinstance(v, IteratorVariable) else v for v in stack]
+        in_try = in_try_block(tx.exception_handlers, snapshot.index)
         if self.exception is not None:
             pass
         elif name in V.CONDITIONAL_JUMPS and stack and isinstance(stack[-1], TensorVariable):
             self.mode = "branch"
-        elif name in V.EAGER_STACK_EFFECTS:
+        elif name in V.EAGER_STACK_EFFECTS and not in_try:  # run outside the try, it could not be caught
             self.mode = "eager"
         elif graph_has_work:
             self.mode = "resume"

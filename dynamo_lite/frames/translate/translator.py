@@ -1,12 +1,12 @@
 """The symbolic stack machine: runs a frame's bytecode on variables, recording a graph."""
 from __future__ import annotations
 
-import dis
 import inspect
 from dataclasses import dataclass
 
 from ..bytecode import compat as V
-from ..errors import Unsupported
+from ..errors import Unsupported, UserError
+from .exceptions import enter_handler, exception_handlers
 from .handlers import load_all
 from ..bytecode.resume import indexed_instructions
 from ..tracing.sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource
@@ -38,7 +38,8 @@ class InstructionTranslator:
         self.depth = 0 if parent is None else parent.depth + 1
         self.globals_source = globals_source  # None: the compiled frame's own globals
         self.instructions, self.index_of_offset = indexed_instructions(code)
-        self.guarded_indices = _try_block_indices(code, self.instructions, self.index_of_offset)
+        self.exception_handlers = exception_handlers(code, self.instructions, self.index_of_offset)
+        self.active_exceptions: list = []  # exceptions being handled (PUSH_EXC_INFO ... POP_EXCEPT)
         self.stack: list = []
         self.pc = 0
         self.kw_names = None
@@ -72,12 +73,14 @@ class InstructionTranslator:
         try:
             if self.steps > MAX_STEPS:
                 raise self.unsupported("a loop too long to unroll")
-            if index in self.guarded_indices:
-                raise self.unsupported("code inside a try/except block", hint=TRY_HINT)
             handler = self.handlers.get(instruction.opname)
             if handler is None:
                 raise self.unsupported(f"the opcode {instruction.opname} is not supported")
-            handler(self, instruction)
+            try:
+                handler(self, instruction)
+            except UserError as error:
+                if not enter_handler(self, error, index):  # NOTE: [try/except in the traced frame]
+                    raise
         except Unsupported as exc:
             exc.located(self.code.co_filename, self.lineno)
             if before is not None:
@@ -197,7 +200,6 @@ class InstructionTranslator:
         return tx
 
 
-TRY_HINT = "code in a try block runs eagerly; move tensor work out of it to compile it"
 
 
 @dataclass
@@ -278,29 +280,3 @@ def bind_arguments(code, args: list, kwargs: dict, defaults: tuple, kwdefaults: 
     if varkw_name is not None:
         bound[varkw_name] = DictVariable(extra_kwargs)
     return bound
-
-
-def _try_block_indices(code, instructions, index_of_offset) -> set:
-    """Indices of instructions protected by a try/except (not by a with block's cleanup).
-
-    A handler that starts with PUSH_EXC_INFO then WITH_EXCEPT_START belongs to a ``with``
-    statement, whose context managers the translator only accepts when they do nothing;
-    other PUSH_EXC_INFO handlers are real ``except``/``finally`` clauses.
-    """
-    protected = set()
-    for entry in _exception_entries(code):
-        target = index_of_offset.get(entry.target)
-        if target is None or instructions[target].opname != "PUSH_EXC_INFO":
-            continue
-        following = instructions[target + 1].opname if target + 1 < len(instructions) else ""
-        if following == "WITH_EXCEPT_START":
-            continue
-        for offset in range(entry.start, entry.end, 2):
-            if offset in index_of_offset:
-                protected.add(index_of_offset[offset])
-    return protected
-
-
-def _exception_entries(code):
-    return dis.Bytecode(code).exception_entries
-

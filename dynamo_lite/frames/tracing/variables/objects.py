@@ -284,6 +284,11 @@ class ClassVariable(ObjectVariable):
         cls = self.value
         if has_special_handling(cls):
             return call_special(tx, cls, args, kwargs)
+        if issubclass(cls, BaseException) and not kwargs and all(a.is_python_constant() for a in args):
+            from .exceptions import ExceptionVariable, is_plain_exception
+
+            if is_plain_exception(cls):
+                return ExceptionVariable(cls, list(args))
         if issubclass(cls, tuple) and hasattr(cls, "_fields") and hasattr(cls, "_make"):
             return _make_namedtuple(cls, args, kwargs)
         raise Unsupported(f"creating an instance of {cls.__qualname__} inside the compiled region")

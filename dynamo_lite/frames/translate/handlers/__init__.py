@@ -18,6 +18,6 @@ def handles(*opnames):
 
 
 def load_all() -> dict:
-    from . import calls, containers, control_flow, loads_stores, operators  # noqa: F401 (registration)
+    from . import calls, containers, control_flow, exceptions, loads_stores, operators  # noqa: F401 (registration)
 
     return HANDLERS

@@ -71,14 +71,6 @@ def before_with(tx, ins):
     tx.push(manager.enter(tx))
 
 
-@handles("RAISE_VARARGS", "RERAISE")
-def raise_varargs(tx, ins):
-    raise Unsupported("raising an exception inside the compiled region")
-
-
-@handles("LOAD_ASSERTION_ERROR")
-def load_assertion_error(tx, ins):
-    raise Unsupported("a failing assert inside the compiled region")
 
 
 @handles("GET_LEN")

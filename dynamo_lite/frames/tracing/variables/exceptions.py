@@ -1,0 +1,66 @@
+"""Exceptions raised and caught inside the traced code."""
+from __future__ import annotations
+
+from ...errors import Unsupported, UserError
+from .base import ConstantVariable, VariableTracker
+
+
+class ExceptionVariable(VariableTracker):
+    """An exception instance made in the frame (``ValueError("...")``) or raised by an
+    operation the translator models (a missing dict key ...). Its arguments are constants,
+    so the concrete exception can be made whenever it is needed."""
+
+    def __init__(self, exception_type: type, args: list):
+        self.exception_type, self.args = exception_type, list(args)
+
+    @classmethod
+    def of(cls, exception: BaseException) -> "ExceptionVariable":
+        return cls(type(exception), [ConstantVariable(a) for a in exception.args])
+
+    def python_type(self) -> type:
+        return self.exception_type
+
+    def as_python_constant(self):
+        return self.exception_type(*(a.as_python_constant() for a in self.args))
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .containers import TupleVariable
+
+        if name == "args":
+            return TupleVariable(self.args)
+        raise Unsupported(f"attribute {name!r} of a {self.exception_type.__name__} made in the frame")
+
+    def children(self) -> list:
+        return list(self.args)
+
+    def reconstruct(self, cg) -> None:
+        def emit_args():
+            for arg in self.args:
+                cg.reconstruct(arg)
+
+        cg.call_const(self.exception_type, emit_args, len(self.args))
+
+
+def is_plain_exception(cls: type) -> bool:
+    """An exception class whose instances only hold their ``args`` (no user __init__/__new__)."""
+    return all(k.__module__ == "builtins" or ("__init__" not in vars(k) and "__new__" not in vars(k))
+               for k in cls.__mro__)
+
+
+def raised(value) -> UserError:
+    """The UserError for ``raise value`` (an exception class or instance variable)."""
+    from .objects import ClassVariable
+
+    if isinstance(value, ClassVariable) and issubclass(value.value, BaseException):
+        value = ExceptionVariable(value.value, [])
+    if not isinstance(value, ExceptionVariable):
+        raise Unsupported(f"raising {value}")
+    error = UserError(value.as_python_constant())
+    error.variable = value
+    return error
+
+
+def exception_variable(error: UserError) -> ExceptionVariable:
+    """The variable of the exception a UserError carries."""
+    variable = getattr(error, "variable", None)
+    return variable if variable is not None else ExceptionVariable.of(error.exception)

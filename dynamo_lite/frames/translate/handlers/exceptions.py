@@ -1,0 +1,72 @@
+"""raise, except clauses and with-statement cleanup (NOTE: [try/except in the traced frame])."""
+from __future__ import annotations
+
+from ...errors import Unsupported
+from ...tracing.variables.base import ConstantVariable
+from ...tracing.variables.exceptions import ExceptionVariable, raised
+from ...tracing.variables.objects import ClassVariable, NoOpExitVariable
+from . import handles
+
+
+@handles("RAISE_VARARGS")
+def raise_varargs(tx, ins):
+    if ins.arg == 0:  # a bare ``raise`` inside an except clause
+        if not tx.active_exceptions:
+            raise Unsupported("a bare raise outside an except clause")
+        raise raised(tx.active_exceptions[-1])
+    if ins.arg == 2:
+        raise Unsupported("raise ... from ... inside the compiled region")
+    raise raised(tx.pop())
+
+
+@handles("RERAISE")
+def reraise(tx, ins):
+    exception = tx.pop()
+    if ins.arg:
+        tx.pop()  # the offset the interpreter would restore
+    raise raised(exception)
+
+
+@handles("LOAD_ASSERTION_ERROR")
+def load_assertion_error(tx, ins):
+    tx.push(ClassVariable(AssertionError, None))
+
+
+@handles("PUSH_EXC_INFO")
+def push_exc_info(tx, ins):
+    exception = tx.pop()
+    previous = tx.active_exceptions[-1] if tx.active_exceptions else ConstantVariable(None)
+    tx.push(previous)
+    tx.push(exception)
+    tx.active_exceptions.append(exception)
+
+
+@handles("POP_EXCEPT")
+def pop_except(tx, ins):
+    tx.pop()
+    if tx.active_exceptions:
+        tx.active_exceptions.pop()
+
+
+def _classes(value) -> tuple:
+    classes = value.as_python_constant()
+    return classes if isinstance(classes, tuple) else (classes,)
+
+
+@handles("CHECK_EXC_MATCH")
+def check_exc_match(tx, ins):
+    classes = _classes(tx.pop())
+    exception = tx.stack[-1]
+    if not isinstance(exception, ExceptionVariable):
+        raise Unsupported(f"matching {exception} against an except clause")
+    tx.push(ConstantVariable(issubclass(exception.exception_type, classes)))
+
+
+@handles("WITH_EXCEPT_START")
+def with_except_start(tx, ins):
+    # Only no-op context managers are entered (BEFORE_WITH), and their __exit__ lets the
+    # exception through: push its (falsy) result.
+    exit_fn = next((v for v in reversed(tx.stack) if isinstance(v, NoOpExitVariable)), None)
+    if exit_fn is None:
+        raise Unsupported("leaving a with block by an exception")
+    tx.push(exit_fn.call(tx, [], {}))
