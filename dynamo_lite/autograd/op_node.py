@@ -78,7 +78,11 @@ def _zeros(meta: TensorMeta) -> Tensor:
 
 
 def reduce_to(grad, meta: TensorMeta):
-    """``grad`` summed over broadcast dimensions and cast to the dtype of the input ``meta``."""
+    """``grad`` summed over broadcast dimensions and cast to the dtype of the input ``meta``.
+
+    NOTE: [broadcast reduction] formulas may return a gradient in the broadcast shape (or
+    the result dtype); this one place reduces it to what the input was, for every op.
+    """
     if grad is None:
         return None
     sizes = meta._sizes

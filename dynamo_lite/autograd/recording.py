@@ -8,8 +8,8 @@ base's history becomes a CopySlices node: backward routes the gradient of the wr
 window through the op's formula and the rest of the base's gradient to its old history.
 The view's own history becomes "a window of the new base" (ViewOfBase). Every other view
 of that base notices the rewrite through the storage version counter the next time it is
-used (``history``). A saved tensor remembers the version it was saved at; backward checks
-it (NOTE: [saved tensor versions] in node.py's SavedTensor).
+used (``history``). A saved tensor remembers the storage version it was saved at; backward
+checks it (``SavedTensor.unpack`` in node.py).
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Derivatives of sliding-window ops: conv2d/conv_transpose2d, pooling, upsampling, im2col/col2im."""
 from __future__ import annotations
 
-from .helpers import OPS, is_value, scatter_add
+from .helpers import OPS, is_value, scatter_add, transpose_last
 from .table import derivative
 
 
@@ -105,10 +105,6 @@ def _separable_vjp(grad, input, forward):
         moved = OPS["transpose"](grad, axis, -1)
         grad = OPS["transpose"](OPS["matmul"](moved, transpose_last(matrix)), axis, -1)
     return grad
-
-
-def transpose_last(t):
-    return OPS["transpose"](t, -2, -1)
 
 
 @derivative("adaptive_avg_pool2d")
