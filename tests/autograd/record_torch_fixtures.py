@@ -17,7 +17,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from torch_cases import CASES, HELPERS  # noqa: E402
+from torch_cases import CASES, HELPERS, MODULE_CASES  # noqa: E402
 
 
 def make_input(rng, shape, kind):
@@ -56,6 +56,22 @@ def main() -> None:
             "loss": result.item(),
             "grads": {arg: t.grad.tolist() for arg, t in tensors.items() if t.grad is not None},
             "extras": [e.detach().tolist() for e in extras],
+        }
+    for name, (constructor, specs, expression) in MODULE_CASES.items():
+        torch.manual_seed(0)
+        module = eval(constructor, {"lib": torch})
+        state = {k: v.detach().tolist() for k, v in module.state_dict().items()}
+        arrays = {arg: make_input(rng, shape, kind) for arg, shape, kind in specs}
+        tensors = {arg: torch.tensor(a).requires_grad_() for arg, a in arrays.items()}
+        loss = eval(expression, dict(tensors, lib=torch, m=module))
+        loss.backward()
+        out["module:" + name] = {
+            "inputs": {arg: [a.tolist(), str(a.dtype)] for arg, a in arrays.items()},
+            "state": state,
+            "loss": loss.item(),
+            "grads": {arg: t.grad.tolist() for arg, t in tensors.items()},
+            "param_grads": {k: p.grad.tolist() for k, p in module.named_parameters()},
+            "buffers_after": {k: b.tolist() for k, b in module.named_buffers()},
         }
     path = pathlib.Path(__file__).parent / "fixtures" / "torch_grads.json"
     path.write_text(json.dumps(out, indent=1))

@@ -15,7 +15,7 @@ import dynamo_lite as dl
 import dynamo_lite.nn as nn
 import dynamo_lite.nn.functional as F
 
-from .torch_cases import CASES, HELPERS
+from .torch_cases import CASES, HELPERS, MODULE_CASES
 
 FIXTURES = json.loads((pathlib.Path(__file__).parent / "fixtures" / "torch_grads.json").read_text())
 
@@ -44,5 +44,32 @@ def test_matches_torch(name):
         np.testing.assert_allclose(value.numpy(), np.asarray(expected), rtol=1e-10, atol=1e-12)
 
 
+def _from_lists(values):
+    return dl.from_numpy(np.asarray(values, dtype=np.float64))
+
+
+@pytest.mark.parametrize("name", sorted(MODULE_CASES))
+def test_module_gradients_match_torch(name):
+    constructor, specs, expression = MODULE_CASES[name]
+    recorded = FIXTURES["module:" + name]
+    module = eval(constructor, {"lib": dl}).double()
+    module.load_state_dict({k: _from_lists(v) if not isinstance(v, int) else dl.tensor(v)
+                            for k, v in recorded["state"].items()})
+    tensors = {arg: _from_lists(recorded["inputs"][arg][0]).requires_grad_() for arg, _, _ in specs}
+    loss = eval(expression, dict(tensors, lib=dl, m=module))
+    loss.backward()
+    np.testing.assert_allclose(loss.item(), recorded["loss"], rtol=1e-9)
+    for arg, expected in recorded["grads"].items():
+        np.testing.assert_allclose(tensors[arg].grad.numpy(), np.asarray(expected), rtol=1e-8, atol=1e-10)
+    params = dict(module.named_parameters())
+    assert set(params) == set(recorded["param_grads"])
+    for key, expected in recorded["param_grads"].items():
+        np.testing.assert_allclose(params[key].grad.numpy(), np.asarray(expected), rtol=1e-8, atol=1e-10,
+                                   err_msg=f"gradient of {key}")
+    buffers = dict(module.named_buffers())
+    for key, expected in recorded["buffers_after"].items():
+        np.testing.assert_allclose(np.asarray(buffers[key].tolist()), np.asarray(expected), rtol=1e-10)
+
+
 def test_every_fixture_has_a_case():
-    assert set(FIXTURES) == set(CASES)
+    assert set(FIXTURES) == set(CASES) | {"module:" + name for name in MODULE_CASES}

@@ -101,3 +101,25 @@ def _double_backward(lib, x):
 
 HELPERS = {"_view_write": _view_write, "_setitem": _setitem, "_inplace_chain": _inplace_chain,
            "_batch_norm": _batch_norm, "_double_backward": _double_backward}
+
+
+# name -> (module constructor, input specs, expression of the scalar loss from ``m`` and the inputs).
+# The recorder stores the torch module's initial state_dict; the test loads it into the
+# dynamo_lite module, so both start from the same weights; parameter gradients are compared.
+MODULE_CASES = {
+    "lstm": ("lib.nn.LSTM(3, 4, num_layers=2, batch_first=True)", [("x", (2, 5, 3), "x")],
+             "(m(x)[0] ** 2).sum()"),
+    "gru": ("lib.nn.GRU(3, 4, bidirectional=True)", [("x", (5, 2, 3), "x")], "m(x)[0].tanh().sum()"),
+    "multihead_attention": ("lib.nn.MultiheadAttention(8, 2, batch_first=True)", [("x", (2, 4, 8), "x")],
+                            "(m(x, x, x, need_weights=False)[0] ** 2).sum()"),
+    "transformer_encoder_layer": (
+        "lib.nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)",
+        [("x", (2, 3, 8), "x")], "(m(x) ** 2).sum()"),
+    "batch_norm2d_train": ("lib.nn.BatchNorm2d(3)", [("x", (4, 3, 2, 2), "x")],
+                           "(m(x) * lib.arange(48.0, dtype=lib.float64).reshape(4, 3, 2, 2)).sum()"),
+    "group_norm_conv1d": ("lib.nn.Sequential(lib.nn.Conv1d(2, 4, 3, padding=1), lib.nn.GroupNorm(2, 4))",
+                          [("x", (2, 2, 5), "x")], "(m(x) ** 3).sum()"),
+    "conv_transpose_upsample": (
+        "lib.nn.Sequential(lib.nn.ConvTranspose2d(2, 3, 3, stride=2), lib.nn.Upsample(scale_factor=2, mode='bilinear'))",
+        [("x", (1, 2, 3, 3), "x")], "(m(x) ** 2).sum()"),
+}
