@@ -26,7 +26,9 @@ What calls ``changed`` (the mutations covered):
 A ``Parameter`` keeps its identity when its data is swapped (``p.data = t``,
 ``Module.to``): ``Parameter._set_data`` calls ``tensor_rebound()``, which bumps
 ``REBINDS.count``; guards that trust a tag for tensors' dtype/shape/strides also compare
-that count (rebinding is rare, so one process-wide counter costs nothing).
+that count (rebinding is rare, so one process-wide counter costs nothing). Any new
+operation that changes a tensor's storage, dtype or geometry in place (``set_``,
+``resize_``, an in-place view op) must call ``tensor_rebound()`` as well.
 
 Not covered (still guarded one by one, or documented as unsupported): writes that
 bypass the Module API (``m.__dict__[...] = v``, ``object.__setattr__(m, ...)``,

@@ -18,7 +18,9 @@ def _entry(model):
 
 def _per_call_code(entry) -> str:
     code = entry.report.guard_code
-    return code[code.index("def check("):]
+    start = code.index("def check(")
+    end = code.find("def __dl_full", start)
+    return code[start:end if end >= 0 else len(code)]
 
 
 class _CallCounter:
@@ -86,10 +88,9 @@ def test_full_check_runs_only_after_a_retag():
     compiled = dl.compile(model, backend="eager")
     compiled(x)
     with _CallCounter("__dl_full0") as full:
-        compiled(x)  # first check of the entry: nothing recorded yet
+        compiled(x)  # the tags read while tracing are still the model's: no full check
         compiled(x)
-        compiled(x)
-    assert full.count == 1
+    assert full.count == 0
     model.step = 7  # retags the root, changes nothing the graph read
     with _CallCounter("__dl_full0") as full:
         compiled(x)
@@ -181,3 +182,27 @@ def test_aliased_inputs_are_checked_on_every_call():
     compiled(x, x)
     assert_equal_values(compiled(x, y), x + y)
     assert "aliased when compiled" in str(dl.stats().guard_failures[-1])
+
+
+def test_a_mutation_between_tracing_and_guard_compilation_is_not_trusted():
+    """Tags are noted when a module is first read by the trace; a later retag makes the
+    first cached call run the full check (here a backend mutates the model mid-compile)."""
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.scale = 2.0
+
+        def forward(self, x):
+            return x * self.scale
+
+    model, x = Scaled(), dl.randn(3)
+
+    def mutating_backend(gm, example_inputs):
+        model.scale = 5.0  # after the trace read 2.0, before the guards are compiled
+        return gm.forward
+
+    compiled = dl.compile(model, backend=mutating_backend)
+    compiled(x)
+    assert_equal_values(compiled(x), x * 5.0)
+    assert "self.scale: expected 2.0, got 5.0" in str(dl.stats().guard_failures[-1])

@@ -30,7 +30,6 @@ names other sources its check reads (they are loaded first).
 from __future__ import annotations
 
 import builtins
-import inspect
 
 from ...nn.hooks import HOOK_TABLES
 from ...nn.layers.container import ModuleDict, ModuleList, Sequential, _ListLike
@@ -80,7 +79,8 @@ def build(guards, names: tuple, values: tuple, f_globals: dict, kinds: dict) -> 
     """``(roots, nodes)``: the tree of ``guards``' sources, each guard on its source's node.
 
     ``values`` are the frame's values the guards were made for (None: unknown, then no
-    member reads are direct and no tags are used); ``nodes`` maps source expressions to nodes.
+    member reads are direct and no tags are used); ``nodes`` maps source expressions, and
+    each guard object, to nodes.
     """
     local_values = dict(zip(names, values)) if values is not None else {}
     namespace = {"__dl_G": f_globals, "__dl_B": builtins.__dict__}
@@ -104,7 +104,8 @@ def build(guards, names: tuple, values: tuple, f_globals: dict, kinds: dict) -> 
         return node
 
     for guard in guards:
-        node_for(guard.source).guards.append(guard)
+        node = nodes[guard] = node_for(guard.source)
+        node.guards.append(guard)
         for other in kinds[guard.kind].sources(guard.expected):
             node_for(other)
     for root in roots:
@@ -157,11 +158,8 @@ def _module_table_of(owner, name: str):
     ``Module.__getattr__`` (nothing of that name on the class or in the instance)."""
     if name in owner.__dict__:
         return None
-    try:
-        inspect.getattr_static(type(owner), name)
+    if _class_attribute(type(owner), name) is not _UNKNOWN:
         return None
-    except AttributeError:
-        pass
     for table in MODULE_TABLES:
         members = owner.__dict__.get(table)
         if members is not None and name in members:
@@ -173,11 +171,16 @@ def _in_instance_dict(owner, name: str) -> bool:
     """``owner.name`` is read from the instance ``__dict__`` (no data descriptor on the class)."""
     if name not in owner.__dict__:
         return False
-    try:
-        on_class = inspect.getattr_static(type(owner), name)
-    except AttributeError:
-        return True
-    return not hasattr(type(on_class), "__set__")
+    on_class = _class_attribute(type(owner), name)
+    return on_class is _UNKNOWN or not hasattr(type(on_class), "__set__")
+
+
+def _class_attribute(cls, name: str):
+    """What ``cls`` or a base defines as ``name`` (no descriptor run), or ``_UNKNOWN``."""
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return _UNKNOWN
 
 
 def _container_key(owner, key):
@@ -186,9 +189,9 @@ def _container_key(owner, key):
         return key if isinstance(key, str) and key in owner.__dict__["_modules"] else None
     for cls, getitem in _POSITIONAL_GETITEM.items():
         if isinstance(owner, cls) and type(owner).__getitem__ is getitem:
-            if type(key) is int and key >= 0 and str(key) in owner.__dict__["_modules"]:
-                keys = list(owner.__dict__["_modules"])
-                return str(key) if keys[key] == str(key) else None
+            keys = list(owner.__dict__["_modules"])
+            if type(key) is int and 0 <= key < len(keys) and keys[key] == str(key):
+                return str(key)
     return None
 
 
@@ -210,7 +213,7 @@ def _assign_coverage(root: Node) -> None:
 def covering_root(guard, nodes: dict, kinds: dict) -> Node | None:
     """The tag root whose tag vouches for ``guard``, or None if it is checked on every call."""
     kind = kinds[guard.kind]
-    node = nodes[guard.source.expr()]
+    node = nodes[guard]
     root = node.covered_by
     if root is None or kind.coverage is None:
         return None
@@ -255,10 +258,52 @@ class _Function:
             self.emit(f"if not ({' and '.join(checks)}): return False")
 
 
-def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, constants: dict) -> tuple:
-    """``(source, constants)``: the source of ``__dl_make(constants) -> check`` (see NOTE: [guard tree]).
+class GuardProgram:
+    """The generated code of one entry's guards (see NOTE: [guard tree]).
 
-    ``constants`` are names the sources' expressions use (``__dl_G``, ``__dl_K...``).
+    Attributes:
+        check_source: the source of ``check(values) -> bool``, run on every call.
+        full_sources: ``{name: source}`` of each tag root's full check, compiled only the
+            first time it runs (after a retag): most models never need it.
+        namespace: the globals of every function: constants, each root's recorded
+            ``__dl_tag{k}``/``__dl_rb{k}``, and the full checks (lazily compiled).
+    """
+
+    def __init__(self, check_source: str, full_sources: dict, namespace: dict):
+        self.check_source, self.full_sources, self.namespace = check_source, full_sources, namespace
+
+    @property
+    def source(self) -> str:
+        return "\n".join([self.check_source, *self.full_sources.values()])
+
+    def compile(self):
+        """The ``check`` function; each full check compiles itself on its first call."""
+        for name, source in self.full_sources.items():
+            self.namespace[name] = _LazyFunction(name, source, self.namespace)
+        exec(compile(self.check_source, "<dynamo_lite guards>", "exec"), self.namespace)
+        return self.namespace["check"]
+
+
+class _LazyFunction:
+    """Stands for a generated function until its first call, then compiles and replaces itself."""
+
+    def __init__(self, name: str, source: str, namespace: dict):
+        self.name, self.source, self.namespace = name, source, namespace
+
+    def __call__(self, *args):
+        exec(compile(self.source, f"<dynamo_lite guards: {self.name}>", "exec"), self.namespace)
+        return self.namespace[self.name](*args)
+
+
+def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, constants: dict,
+             validated_tags: dict) -> GuardProgram:
+    """The program checking ``guards`` (see NOTE: [guard tree]).
+
+    Args:
+        constants: names the sources' expressions use (``__dl_G``, ``__dl_K...``).
+        validated_tags: ``id(module) -> tag`` of modules whose guards are known to hold
+            while their tag is unchanged (read before tracing read their members); their
+            recorded tag starts there, the others' full check runs on the first call.
     """
     namer = _Namer(nodes)
     namer.constants.update(constants)
@@ -269,13 +314,12 @@ def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, consta
             per_call.append(guard)
         else:
             by_root.setdefault(root, []).append(guard)
-    tag_roots = list(by_root)
-    numbers = {root: i for i, root in enumerate(tag_roots)}
+    numbers = {root: i for i, root in enumerate(by_root)}
 
     def needed_by(guard_list, extra=()) -> set:
         needed = set(extra)
         for guard in guard_list:
-            needed.add(nodes[guard.source.expr()])
+            needed.add(nodes[guard])
             needed.update(nodes[o.expr()] for o in kinds[guard.kind].sources(guard.expected))
         for node in list(needed):
             while node.parent is not None and node.parent not in needed:
@@ -291,7 +335,7 @@ def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, consta
             if kinds[guard.kind].sources(guard.expected):
                 crossing.append(guard)
             else:
-                own.setdefault(nodes[guard.source.expr()], []).append(guard)
+                own.setdefault(nodes[guard], []).append(guard)
         pending = [n for n in reversed(start) if n in needed]
         while pending:
             node = pending.pop()
@@ -308,29 +352,29 @@ def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, consta
             pending.extend(n for n in reversed(node.children) if n in needed)
         fn.require([kinds[g.kind].code(namer.load(g.source), g.expected, namer) for g in crossing])
 
-    functions = []
-    for root in tag_roots:
-        k = numbers[root]
-        fn = _Function(namer, " " * 8)
+    namespace = {"__dl_rebinds": REBINDS}
+    full_sources = {}
+    for root, k in numbers.items():
+        fn = _Function(namer, " " * 4)
         namer.locals = {root: "__dl_root"}
         body(fn, root.children, by_root[root], needed_by(by_root[root]), tags=False)
-        functions += [f"    def __dl_full{k}(__dl_root):",
-                      f"        nonlocal __dl_tag{k}, __dl_rb{k}",
-                      "        __dl_tag, __dl_rb = __dl_root._version_tag, __dl_rebinds.count",
-                      *fn.lines,
-                      f"        __dl_tag{k}, __dl_rb{k} = __dl_tag, __dl_rb",
-                      "        return True"]
-    fn = _Function(namer, " " * 12)
+        full_sources[f"__dl_full{k}"] = "\n".join([
+            f"def __dl_full{k}(__dl_root):",
+            f"    global __dl_tag{k}, __dl_rb{k}",
+            "    __dl_tag, __dl_rb = __dl_root._version_tag, __dl_rebinds.count",
+            *fn.lines,
+            f"    __dl_tag{k}, __dl_rb{k} = __dl_tag, __dl_rb",
+            "    return True"]) + "\n"
+        tag = validated_tags.get(id(root.value))
+        known = tag is not None and root.value.__dict__.get("_version_tag") == tag
+        namespace[f"__dl_tag{k}"] = tag if known else None
+        namespace[f"__dl_rb{k}"] = validated_tags.get("rebinds") if known else None
+    fn = _Function(namer, " " * 8)
     namer.locals = {root: root.source.expr() for root in roots if root.source.expr() in names}
-    body(fn, roots, per_call, needed_by(per_call, tag_roots), tags=True)
-    unpack = f"        {', '.join(names)}{',' if len(names) == 1 else ''} = __dl_values" if names else "        pass"
-    functions += ["    def check(__dl_values):", unpack, "        try:", *fn.lines, "            return True",
-                  "        except Exception:  # a guard that cannot be read rejects the call",
-                  "            return False",
-                  "    return check"]
-    constants = dict(namer.constants, __dl_rebinds=REBINDS)
-    lines = ["def __dl_make(__dl_constants):"]
-    lines += [f"    {name} = __dl_constants[{name!r}]" for name in constants]
-    lines += [f"    __dl_tag{k} = __dl_rb{k} = None  # tag and rebind count at the last full check"
-              for k in range(len(tag_roots))]
-    return "\n".join(lines + functions) + "\n", constants
+    body(fn, roots, per_call, needed_by(per_call, numbers), tags=True)
+    unpack = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = __dl_values" if names else "    pass"
+    check_source = "\n".join(["def check(__dl_values):", unpack, "    try:", *fn.lines, "        return True",
+                               "    except Exception:  # a guard that cannot be read rejects the call",
+                               "        return False"]) + "\n"
+    namespace.update(namer.constants)
+    return GuardProgram(check_source, full_sources, namespace)

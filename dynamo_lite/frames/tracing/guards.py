@@ -5,6 +5,8 @@ import builtins
 import types
 from dataclasses import dataclass
 
+from ...nn.module import Module
+from ...nn.versioning import REBINDS
 from . import guard_tree
 from .sources import Source
 
@@ -53,14 +55,27 @@ def describe_object(obj) -> str:
 
 
 class GuardSet:
-    """The guards of one cache entry, deduplicated and in creation order."""
+    """The guards of one cache entry, deduplicated and in creation order.
+
+    It also notes the version tag of each module when its identity is first guarded
+    (before tracing reads any of its members) and the Parameter rebind count when the
+    set was made: if they are unchanged when the guards are compiled, everything read
+    below those modules is known to hold then (see NOTE: [guard tree]).
+    """
 
     def __init__(self):
         self._guards: dict = {}
+        self._module_tags: dict = {"rebinds": REBINDS.count}
 
     def add(self, source: Source, kind: str, expected) -> None:
         guard = Guard(source, kind, expected)
         self._guards.setdefault(guard.key(), guard)
+        if kind == ID_MATCH and isinstance(expected, Module):
+            self._module_tags.setdefault(id(expected), expected.__dict__.get("_version_tag"))
+
+    def validated_tags(self) -> dict:
+        """``id(module) -> tag`` noted when first guarded, and ``"rebinds"``; empty if a rebind happened since."""
+        return self._module_tags if self._module_tags["rebinds"] == REBINDS.count else {}
 
     def __iter__(self):
         return iter(self._guards.values())
@@ -98,10 +113,8 @@ def compile_guards(guards: GuardSet, names: tuple, f_globals: dict, values: tupl
         for other in _KINDS[guard.kind].sources(guard.expected):
             constants.update(other.constants())
     roots, nodes = guard_tree.build(guards, names, values, f_globals, _KINDS)
-    source, constants = guard_tree.generate(roots, nodes, list(guards), names, _KINDS, constants)
-    namespace: dict = {}
-    exec(compile(source, "<dynamo_lite guards>", "exec"), namespace)
-    check = namespace["__dl_make"](constants)
+    program = guard_tree.generate(roots, nodes, list(guards), names, _KINDS, constants, guards.validated_tags())
+    check = program.compile()
 
     def describe_failure(values) -> str | None:
         local_ns = dict(zip(names, values))
@@ -118,7 +131,7 @@ def compile_guards(guards: GuardSet, names: tuple, f_globals: dict, values: tupl
                 return words
         return None
 
-    return CompiledGuards(check, describe_failure, source)
+    return CompiledGuards(check, describe_failure, program.source)
 
 
 def _tensor_code(e: str, expected, const) -> str:
