@@ -23,4 +23,5 @@ from .frames.errors import CompileError, Unsupported  # noqa: E402
 from .frames.api import compile, disable, reset, stats  # noqa: E402
 from .frames.explain import explain  # noqa: E402
 from .frames.api import is_disabled  # noqa: E402
+from .frames.tracing.dynamic_policy import mark_dynamic, mark_static  # noqa: E402
 from .backends import InvalidBackend, list_backends, lookup_backend, register_backend  # noqa: E402

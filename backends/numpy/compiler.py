@@ -2,6 +2,10 @@
 
 NOTE: [signatures] Generated code is specialized to its inputs' exact geometry (sizes,
 strides, storage offset, dtype): buffer sizes, block lists and views are constants.
+A graph with symbolic sizes (the frame compiler's dynamic shapes) serves every size its
+guards admit: its metas are re-derived from each signature's inputs, and its size
+nodes (``sym_size`` and the int arithmetic over them) become constants of that
+signature's function, so one graph costs one cheap specialization per concrete shape.
 The function opens with a check of that signature; the compiler's guards make it pass
 on every call they let through, and any other call (a caller of the backend with new
 shapes) goes to ``Specializations.call``, which builds and caches a function for the
@@ -20,6 +24,7 @@ import numpy as np
 
 from dynamo_lite.graph import GraphModule, ShapeProp
 from dynamo_lite.graph.passes.fusion import FusionGroup, fusion_schedule, partition_pointwise
+from dynamo_lite.tensor.symint import SIZE_FUNCTIONS, has_symbols
 from dynamo_lite.tensor.tensor import Tensor
 
 from . import runtime
@@ -79,13 +84,16 @@ class Specializations:
         self.functions: dict = {}
         self.programs: list = []
         self.eager_reason: str | None = None  # why the first signature runs eagerly, if it does
+        self.symbolic = any(n.op == "placeholder" and has_symbols(getattr(n.meta.get("val"), "_sizes", ()))
+                            for n in gm.graph.nodes)
 
     def build(self, inputs, *, propagate: bool):
         """The function for ``inputs``' signature (``gm.forward`` if the graph is not compilable)."""
         graph = self.gm.graph.copy()
         try:
-            if propagate:
+            if propagate or self.symbolic:
                 ShapeProp(GraphModule(self.attributes, graph)).propagate(*inputs)
+                fold_sizes(graph)
             program = generate(graph, self.attributes, list(inputs), self.block_bytes, self.workers, self.call,
                                getattr(self.gm, "class_name", "graph"))
         except Unsupported as exc:
@@ -100,14 +108,29 @@ class Specializations:
         key = signature_of(args)
         function = self.functions.get(key)
         if function is None:
-            if len(self.functions) >= MAX_SIGNATURES or not all(isinstance(a, Tensor) for a in args):
+            if not all(isinstance(a, Tensor) for a in args):
                 return self.gm.forward(*args)
+            if len(self.functions) >= MAX_SIGNATURES:
+                if not self.symbolic:
+                    return self.gm.forward(*args)
+                del self.functions[next(iter(self.functions))]  # a dynamic graph keeps the latest
             try:
                 function = self.build(args, propagate=True)
             except Exception:  # a meta rule rejected the new inputs: eager raises the real error
                 return self.gm.forward(*args)
             self.functions[key] = function
         return function(*args)
+
+
+def fold_sizes(graph) -> None:
+    """Replace size nodes by the ints ShapeProp computed for this signature."""
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target in SIZE_FUNCTIONS:
+            value = node.meta.get("val")
+            if not isinstance(value, int):
+                raise Unsupported(f"{node.name}: a size that is not known for this signature")
+            node.replace_all_uses_with(value)
+            graph.erase_node(node)
 
 
 def generate(graph, attributes: dict, inputs: list, block_bytes: int, workers, respecialize,

@@ -18,8 +18,9 @@ SHORT_DTYPE = {
 def format_value(value) -> str:
     """A short summary of a ``meta["val"]``: ``f32[2, 3]``, strides when not contiguous."""
     if isinstance(value, TensorMeta):
-        text = f"{SHORT_DTYPE.get(value.dtype.name, value.dtype.name)}[{', '.join(map(str, value.shape))}]"
-        if tuple(value.stride()) != contiguous_strides(value.shape):
+        # repr, not str: a symbolic size prints as its expression (s0), str() would specialize it.
+        text = f"{SHORT_DTYPE.get(value.dtype.name, value.dtype.name)}[{', '.join(map(repr, value.shape))}]"
+        if list(map(repr, value.stride())) != list(map(repr, contiguous_strides(value.shape))):
             text += f"(strides={list(value.stride())})"
         if value.device.type != "cpu":
             text += f"@{value.device}"

@@ -5,6 +5,7 @@ import math
 import operator
 
 from ..ops.registry import REGISTRY, Op
+from ..tensor.symint import sym_size
 
 # Plain callables known to be free of side effects on their arguments. Anything not
 # listed (and not a registry Op) is treated as impure: the safe default for DCE and CSE.
@@ -14,7 +15,7 @@ KNOWN_PURE_CALLABLES = frozenset({
     operator.abs, operator.matmul, operator.eq, operator.ne, operator.lt, operator.le,
     operator.gt, operator.ge, operator.and_, operator.or_, operator.xor, operator.invert,
     operator.not_, operator.truth, operator.index,
-    len, abs, min, max, int, float, bool, tuple, math.sqrt, math.floor, math.ceil,
+    len, abs, min, max, int, float, bool, tuple, math.sqrt, math.floor, math.ceil, sym_size,
 })
 
 # Dunder methods that mutate their receiver (ordinary methods say so with a trailing "_").

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..ops.registry import REGISTRY, Op
 from ..tensor.meta import TensorMeta
+from ..tensor.symint import SIZE_FUNCTIONS
 from ..tensor.tensor import Tensor
 from .interpreter import Interpreter
 from .node import Node, map_aggregate
@@ -59,6 +60,8 @@ class ShapeProp(Interpreter):
             return target.meta(*args, **kwargs)
         if target is operator.getitem and isinstance(args[0], (tuple, list)):
             return args[0][args[1]]
+        if target in SIZE_FUNCTIONS:  # sizes of symbolic graphs: ints (or SymInts) from metas
+            return target(*args, **kwargs)
         return self._python_call(target, args, kwargs)
 
     def call_method(self, target: str, args: tuple, kwargs: dict) -> Any:

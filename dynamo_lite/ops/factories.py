@@ -19,6 +19,7 @@ from ..tensor.dtype import as_dtype, bool_, from_numpy_dtype, get_default_dtype,
 from ..tensor.interop import from_numpy
 from ..tensor.layout import contiguous_format, preserve_format
 from ..tensor.meta import TensorMeta
+from ..tensor.symint import SymInt
 from .conversions import _assign, _host_module, _is_tensor, clone, to
 from .factory_args import (
     accepts_requires_grad, check_no_extra, dtype_or_default, factory_meta, like_args, like_meta, number, scalar_dtype, size_arg,
@@ -119,7 +120,7 @@ def _arange_length(start, end, step) -> int:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    if all(isinstance(v, builtins.int) for v in (start, end, step)):
+    if all(isinstance(v, (builtins.int, SymInt)) for v in (start, end, step)):
         return -(-(end - start) // step)
     return builtins.int(math.ceil((end - start) / step))
 

@@ -6,7 +6,7 @@ import operator
 
 from ..tensor import layout
 from ..tensor.dtype import int32, int64
-from ..tensor.layout import normalize_dim, normalize_dims
+from ..tensor.layout import as_size, normalize_dim, normalize_dims
 from . import meta_rules as mr
 from .registry import register_op
 
@@ -348,7 +348,7 @@ def repeat(self, *sizes):
         >>> dl.tensor([1, 2]).repeat(2).tolist()
         [1, 2, 1, 2]
     """
-    return OPS["repeat"](self, tuple(operator.index(s) for s in _dims_arg(sizes)))
+    return OPS["repeat"](self, tuple(as_size(s) for s in _dims_arg(sizes)))
 
 
 def tile(input, dims):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..tensor import layout
 from ..tensor import views as rules
-from ..tensor.layout import contiguous_format, preserve_format
+from ..tensor.layout import as_size, contiguous_format, preserve_format
 from ..tensor.meta import TensorMeta
 from .conversions import clone_op
 from .registry import register_op
@@ -138,7 +138,7 @@ def _varargs(values) -> tuple:
     if len(values) == 1 and not isinstance(values[0], int) and hasattr(values[0], "__iter__"):
         values = values[0]
     try:
-        return tuple(operator.index(v) for v in values)
+        return tuple(as_size(v) for v in values)
     except TypeError:
         raise TypeError(f"expected a sequence of ints, got {list(values)!r}") from None
 
@@ -269,9 +269,9 @@ def narrow(input, dim: int, start: int, length: int):
     """``length`` items of ``dim`` from ``start`` (a view)."""
     rules.narrow((input._sizes, input._strides, 0), dim, start, length)  # torch's errors
     dim = layout.normalize_dim(dim, _ndim(input))
-    start = operator.index(start)
+    start = as_size(start)
     start = start + input._sizes[dim] if start < 0 else start
-    return OPS["narrow"](input, dim, start, operator.index(length))
+    return OPS["narrow"](input, dim, start, as_size(length))
 
 
 def select(input, dim: int, index: int):

@@ -33,6 +33,11 @@ channels_last = _MemoryFormat("channels_last")
 preserve_format = _MemoryFormat("preserve_format")
 
 
+def as_size(value):
+    """``operator.index(value)``, except that a symbolic size stays symbolic."""
+    return value if type(value) is SymInt else operator.index(value)
+
+
 def prod(values) -> int:
     result = 1
     for v in values:

@@ -14,6 +14,8 @@ Example:
 """
 from __future__ import annotations
 
+import operator
+
 from .shape_env import Relation
 from .sym_expr import Expr, as_expr
 
@@ -150,10 +152,12 @@ class SymInt:
     def __repr__(self) -> str:
         return str(self.env.simplify(self.expr))
 
-    __str__ = __repr__
+    # Text made from a size is what the program sees: the concrete value (specialized).
+    def __str__(self) -> str:
+        return str(int(self))
 
     def __format__(self, spec: str) -> str:
-        return format(str(self), spec) if not spec or spec[-1] not in "dxXobn" else format(int(self), spec)
+        return format(int(self), spec)
 
 
 class SymBool:
@@ -189,3 +193,13 @@ def has_symbols(values) -> bool:
 def hint_of(value) -> int:
     """The example value of an int or a SymInt (no guard recorded)."""
     return value.hint if type(value) is SymInt else value
+
+
+def sym_size(tensor, dim: int) -> int:
+    """``tensor.size(dim)``: how graphs read a symbolic size from an input at run time."""
+    return tensor._sizes[dim]
+
+
+#: The functions graphs compute sizes with (all on plain ints at run time); backends
+#: evaluate nodes calling them as Python ints.
+SIZE_FUNCTIONS = frozenset({sym_size, operator.add, operator.mul, operator.floordiv, operator.mod})

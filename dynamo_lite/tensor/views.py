@@ -15,12 +15,11 @@ import operator
 
 from . import layout
 from .layout import normalize_dim, prod
-from .symint import SymInt
 
 
 def _ints(values, what: str = "size") -> tuple:
     try:
-        return tuple(v if type(v) is SymInt else operator.index(v) for v in values)
+        return tuple(layout.as_size(v) for v in values)
     except TypeError:
         raise TypeError(f"{what} must be a sequence of ints, got {list(values)!r}") from None
 
@@ -268,7 +267,7 @@ def narrow(geom, dim: int, start: int, length: int):
     if len(sizes) == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     dim = normalize_dim(dim, len(sizes))
-    start, length = operator.index(start), operator.index(length)
+    start, length = layout.as_size(start), layout.as_size(length)
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
     size = sizes[dim]

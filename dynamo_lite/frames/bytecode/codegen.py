@@ -24,6 +24,7 @@ class TransformedCodeBuilder:
         self.instructions: list = []
         self.graph_output_index: dict = {}  # graph node -> index in the graph's output tuple
         self.temps: dict = {}  # id(variable) -> (temporary holding its value, the variable)
+        self.symbolic_node = None  # SymInt -> its graph node (set with the graph's outputs)
         self.lineno = original.co_firstlineno
 
     def emit(self, name: str, arg=_NO_ARG) -> None:
@@ -67,9 +68,12 @@ class TransformedCodeBuilder:
         self.instructions.extend(compat.call_const(fn, arg_instructions, nargs))
 
     def load_graph_value(self, variable) -> None:
-        index = self.graph_output_index.get(variable.node)
+        self._load_output(variable.node)
+
+    def _load_output(self, node) -> None:
+        index = self.graph_output_index.get(node)
         if index is None:
-            raise Unsupported("a tensor the graph does not output is needed after it")
+            raise Unsupported("a value the graph does not output is needed after it")
         self.load_fast(GRAPH_OUT)
         self.load_const(index)
         self.binary_subscr()
@@ -116,6 +120,18 @@ class TransformedCodeBuilder:
             name = f"{TEMP_PREFIX}{len(self.temps)}"
             self.store_fast(name)
             self.temps[id(variable)] = (name, variable)
+
+    def load_symbolic(self, value) -> None:
+        """A size known only at run time (a SymInt), or a tuple/list/Size holding some:
+        each symbolic size is a graph output (``symbolic_node`` maps it to its node)."""
+        if not isinstance(value, (tuple, list)):
+            node = self.symbolic_node(value)
+            return self.load_const(node) if isinstance(node, int) else self._load_output(node)
+        if type(value) in (tuple, list):
+            for item in value:
+                self.load_symbolic(item) if not isinstance(item, int) else self.load_const(item)
+            return self.build(type(value), len(value))
+        self.call_const(type(value), lambda: self.load_symbolic(tuple(value)), 1)  # dl.Size and friends
 
     # -- the whole frame -------------------------------------------------------------------------
     def emit_graph_call(self, compiled_graph, input_variables) -> None:

@@ -79,9 +79,10 @@ class CodeCache:
         entries: most-recent-first ``CacheEntry`` tuple.
         gave_up: True once the cache size limit was hit: misses run eagerly.
         last_failure: the worded guard failure of the last recompile, if any.
+        shape_history: input sizes its compiles saw (NOTE: [automatic dynamic shapes]).
     """
 
-    __slots__ = ("code", "instrumented", "names", "n_free", "entries", "gave_up", "last_failure")
+    __slots__ = ("code", "instrumented", "names", "n_free", "entries", "gave_up", "last_failure", "shape_history")
 
     def __init__(self, code: types.CodeType, names: tuple[str, ...], n_free: int):
         self.code = code
@@ -91,6 +92,7 @@ class CodeCache:
         self.entries: tuple[CacheEntry, ...] = ()
         self.gave_up = False
         self.last_failure: str | None = None
+        self.shape_history: dict = {}
 
     @property
     def where(self) -> str:
@@ -128,6 +130,7 @@ class CodeCache:
         self.entries = ()
         self.gave_up = False
         self.last_failure = None
+        self.shape_history = {}
 
     def __repr__(self) -> str:
         return f"<CodeCache {self.where}: {len(self.entries)} entries>"

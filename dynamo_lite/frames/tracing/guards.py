@@ -18,6 +18,7 @@ TENSOR_MATCH = "TENSOR_MATCH"
 LENGTH_MATCH = "LENGTH_MATCH"
 DICT_KEYS = "DICT_KEYS"
 ID_MATCH_SOURCE = "ID_MATCH_SOURCE"  # two sources hold the same object (aliased inputs)
+SHAPE_ENV = "SHAPE_ENV"  # symbolic sizes: see NOTE: [symbolic inputs] in shape_guards.py
 
 
 @dataclass(eq=False)
@@ -139,8 +140,21 @@ def _tensor_code(e: str, expected, const) -> str:
     dev = f"{e}._storage.device.type == {dev_type!r}"
     if dev_index is not None:
         dev = f"({e}._storage.device.type, {e}._storage.device.index) == ({dev_type!r}, {dev_index})"
-    return (f"(type({e}) is {const(t)} and {e}._dtype is {const(dtype)} and {e}._sizes == {sizes!r} "
-            f"and {e}._strides == {strides!r} and {dev})")
+    return (f"(type({e}) is {const(t)} and {e}._dtype is {const(dtype)} and {_geometry_code(e, '_sizes', sizes)} "
+            f"and {_geometry_code(e, '_strides', strides)} and {dev})")
+
+
+def _geometry_code(e: str, attr: str, values: tuple) -> str:
+    """Sizes or strides compared whole, or per static entry when some are symbolic (str)."""
+    if not any(isinstance(v, str) for v in values):
+        return f"{e}.{attr} == {values!r}"
+    checks = [f"len({e}.{attr}) == {len(values)}"]
+    checks += [f"{e}.{attr}[{i}] == {v}" for i, v in enumerate(values) if not isinstance(v, str)]
+    return " and ".join(checks)
+
+
+def _shown(values: tuple) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
 
 
 def _unless(holds: bool, words: str) -> str | None:
@@ -202,7 +216,7 @@ _KINDS = {
         _tensor_code,
         lambda name, k: (
             f"{name}: Tensor dtype={k[1].name} device={k[2]}{'' if k[3] is None else ':' + str(k[3])} "
-            f"shape={list(k[4])} stride={list(k[5])}"),
+            f"shape={_shown(k[4])} stride={_shown(k[5])}"),
         lambda name, actual, key, _: _explain_tensor(name, actual, key),
         coverage="value",  # a module member's geometry changes only by a counted rebind
     ),
@@ -218,6 +232,11 @@ _KINDS = {
         lambda name, actual, keys, _: _unless(
             list(actual) == list(keys), f"{name}.keys(): expected {list(keys)!r}, got {list(actual)!r}"),
         coverage="structure",
+    ),
+    SHAPE_ENV: GuardKind(  # expected: a ShapeGuard (frames/tracing/shape_guards.py)
+        lambda e, shape_guard, const: shape_guard.code(),
+        lambda name, shape_guard: shape_guard.text(),
+        lambda name, frame_values, shape_guard, _: shape_guard.explain(frame_values),
     ),
     ID_MATCH_SOURCE: GuardKind(
         lambda e, other, name: f"{e} is {name.load(other)}",
@@ -243,9 +262,9 @@ def _explain_tensor(name: str, t, expected) -> str | None:
     if len(t._sizes) != len(sizes):
         return f"{name}.ndim: expected {len(sizes)}, got {len(t._sizes)}"
     for i, (a, b) in enumerate(zip(sizes, t._sizes)):
-        if a != b:
+        if a != b and not isinstance(a, str):  # a symbolic size (str) is the shape guard's
             return f"{name}.shape[{i}]: expected {a}, got {b}"
     for i, (a, b) in enumerate(zip(strides, t._strides)):
-        if a != b:
+        if a != b and not isinstance(a, str):
             return f"{name}.stride()[{i}]: expected {a}, got {b} (memory layout changed)"
     return None

@@ -7,12 +7,16 @@ import re
 
 from ...ops.dispatch import TRACING
 from ...tensor.meta import TensorMeta
+from ...tensor.shape_env import ShapeEnv
+from ...tensor.symint import SymInt
 from ...tensor.tensor import Tensor
 from ...autograd.grad_mode import GRAD_MODE
 from . import guards as G
 from ..errors import Unsupported
 from .guards import GuardSet
 from .proxy import DataDependent, ProxyTensor
+from .shape_guards import guarded_key, symbolic_geometry
+from .sym_nodes import SymbolicNodes
 from .side_effects import SideEffects
 
 
@@ -30,7 +34,7 @@ class OutputGraph:
     in order, with their sources), constants lifted into graph attributes, and the guards.
     """
 
-    def __init__(self):
+    def __init__(self, dynamic_dims=None):
         from ...graph import Graph
 
         self.graph = Graph()
@@ -46,6 +50,12 @@ class OutputGraph:
         self._nodes: list = []  # every node in creation order (placeholders are not appended last)
         self.grad_enabled = GRAD_MODE.enabled  # the mode traced under (guarded, see convert.py)
         self.grad_mode_blocks: list = []  # modes of the dl.no_grad()-like blocks being traced
+        # Symbolic sizes (NOTE: [symbolic inputs] in shape_guards.py): ``dynamic_dims(source,
+        # tensor)`` names the dims of an input that get symbols.
+        self.dynamic_dims = dynamic_dims
+        self.shape_env = ShapeEnv()
+        self.symbolic_tensors: list = []  # (source, strides) of inputs with symbolic sizes
+        self.sym_nodes = SymbolicNodes(self)
 
     def _created(self, node):
         self._nodes.append(node)
@@ -83,6 +93,7 @@ class OutputGraph:
             proxy.node = node
         del self._rebinds[n_rebinds:]
         erased_ids = {id(node) for node in erased}
+        self.sym_nodes.forget(erased_ids)
         self._by_tensor_id = {k: v for k, v in self._by_tensor_id.items() if id(v.proxy.node) not in erased_ids}
         del self.input_variables[n_inputs:]
         del self.example_inputs[n_inputs:]
@@ -99,7 +110,16 @@ class OutputGraph:
         meta = TensorMeta.of(tensor)
         if is_input and source is not None:
             node = self._created(self.graph.placeholder(_identifier(source.name())))
-            self.guards.add(source, G.TENSOR_MATCH, G.tensor_key(tensor))
+            key = G.tensor_key(tensor)
+            dims = self.dynamic_dims(source, tensor) if self.dynamic_dims is not None else ()
+            geometry = symbolic_geometry(tensor, source, dims, self.shape_env) if dims else None
+            if geometry is not None:
+                sizes, strides = geometry
+                meta = TensorMeta.from_geometry(sizes, strides, meta._dtype, meta._device, meta._offset)
+                key = guarded_key(key, sizes, strides)
+                self.symbolic_tensors.append((source, strides))
+                self.sym_nodes.note_input(node, sizes)
+            self.guards.add(source, G.TENSOR_MATCH, key)
             self.example_inputs.append(tensor)
             variable = TensorVariable(ProxyTensor.create(node, meta), source)
             self.input_variables.append(variable)
@@ -183,12 +203,16 @@ class OutputGraph:
     def _to_nodes(self, value):
         if isinstance(value, ProxyTensor):
             return value.node
+        if type(value) is SymInt:
+            return self.sym_nodes.node_for(value)
         if isinstance(value, Tensor):
             return self.wrap_tensor(value, None, is_input=False).proxy.node
         if isinstance(value, (tuple, list)):
             return type(value)(self._to_nodes(v) for v in value)
         if isinstance(value, dict):
             return {k: self._to_nodes(v) for k, v in value.items()}
+        if isinstance(value, slice):
+            return slice(self._to_nodes(value.start), self._to_nodes(value.stop), self._to_nodes(value.step))
         return value
 
 

@@ -13,11 +13,13 @@ from ..runtime.context import FrameRequest
 from ..errors import Unsupported
 from ..report import BreakReason, TranslationReport
 from .graph_break import BreakPlan, log_break
-from ..tracing.guards import ID_MATCH, compile_guards
+from ..tracing.dynamic_policy import DynamicPolicy
+from ..tracing.guards import ID_MATCH, SHAPE_ENV, compile_guards
+from ..tracing.shape_guards import ShapeGuard, ShapeGuardSource
 from ..tracing.output_graph import OutputGraph
 from ..tracing.sources import AttrSource, ConstSource, LocalSource
 from .translator import GraphBreak, InstructionTranslator
-from ..tracing.variables.base import CellVariable
+from ..tracing.variables.base import CellVariable, ConstantVariable, symbolic_sizes
 from ..tracing.variables.builder import wrap
 from ..tracing.variables.tensor import TensorVariable
 
@@ -33,7 +35,7 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
     is raised instead, except for errors of the user's program (a shape mismatch ...),
     which the eager run raises as they are.
     """
-    output = OutputGraph()
+    output = OutputGraph(DynamicPolicy(request.config.dynamic, _shape_history(request)))
     try:
         entry = _convert(request, output)
     except Unsupported as exc:
@@ -54,10 +56,18 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
 DEFAULT_DTYPE_SOURCE = AttrSource(ConstSource(DEFAULT_DTYPE, "dynamo_lite.tensor.dtype.DEFAULT"), "value")
 
 
+def _shape_history(request):
+    """The sizes earlier compiles of this frame saw (NOTE: [automatic dynamic shapes])."""
+    cache = request.hook.cache_for(request.code) if request.hook is not None else None
+    return cache.shape_history if cache is not None else None
+
+
 def _compile_guards(output, request):
     # Factories in the graph (dl.zeros ...) use the default dtype: it is an input too.
     output.guards.add(DEFAULT_DTYPE_SOURCE, ID_MATCH, DEFAULT_DTYPE.value)
     output.guards.add(GRAD_MODE_SOURCE, ID_MATCH, output.grad_enabled)  # NOTE: [compiled graphs and autograd]
+    if output.shape_env.symbols:  # last: it reads the tensors the guards above checked
+        output.guards.add(ShapeGuardSource(), SHAPE_ENV, ShapeGuard(output.shape_env, output.symbolic_tensors))
     return compile_guards(output.guards, request.names, request.f_globals, request.values)
 
 
@@ -123,11 +133,12 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
 
 def _emit_graph(builder, output, request, live: list) -> list:
     """Finish the graph (outputs = tensors the code after it needs) and emit its call."""
-    outputs = _graph_outputs(live + output.side_effects.values())
+    outputs = _graph_outputs(live + output.side_effects.values(), output)
     graph = output.graph
     if not outputs and not any(node.op == "call_function" for node in graph.nodes):
         return []
     builder.graph_output_index = {node: i for i, node in enumerate(outputs)}
+    builder.symbolic_node = output.sym_nodes.node_for
     graph.output(tuple(outputs))
     graph.eliminate_dead_code()
     gm = GraphModule(output.attributes, graph, class_name=f"Graph_{request.code.co_name}")
@@ -136,8 +147,9 @@ def _emit_graph(builder, output, request, live: list) -> list:
     return [gm]
 
 
-def _graph_outputs(variables: list) -> list:
-    """Graph nodes the given variables need that cannot be reloaded from a source."""
+def _graph_outputs(variables: list, output) -> list:
+    """Graph nodes the given variables need that cannot be reloaded from a source
+    (tensors, and sizes that are symbolic: NOTE: [symbolic inputs])."""
     nodes: dict = {}
     pending = list(variables)
     while pending:
@@ -145,6 +157,11 @@ def _graph_outputs(variables: list) -> list:
         if isinstance(variable, TensorVariable):
             if variable.source is None:
                 nodes.setdefault(variable.node, None)
+        elif isinstance(variable, ConstantVariable) and variable.source is None:
+            for size in symbolic_sizes(variable.value):
+                node = output.sym_nodes.node_for(size)
+                if not isinstance(node, int):
+                    nodes.setdefault(node, None)
         elif variable.source is None:  # a sourced value is reloaded, not rebuilt
             pending.extend(variable.children())
     return list(nodes)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import types
 
+from ....tensor.symint import SymInt
 from ...errors import Unsupported
 
 
@@ -114,10 +115,22 @@ class ConstantVariable(ValueVariable):
         return [ConstantVariable(v) for v in items]
 
     def reconstruct(self, cg) -> None:
-        cg.load_const(self.value)
+        if symbolic_sizes(self.value):  # sizes known only at run time come out of the graph
+            cg.load_symbolic(self.value)
+        else:
+            cg.load_const(self.value)
 
     def __repr__(self) -> str:
         return f"ConstantVariable({self.value!r})"
+
+
+def symbolic_sizes(value) -> list:
+    """The SymInts in a constant (a size, or a shape tuple/list holding some)."""
+    if type(value) is SymInt:
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [v for v in value if type(v) is SymInt]
+    return []
 
 
 class ConstantMethodVariable(VariableTracker):

@@ -9,6 +9,7 @@ from ....ops.registry import Op
 from ....tensor.device import device as Device
 from ....tensor.dtype import dtype as DType
 from ....tensor.layout import Size, _MemoryFormat
+from ....tensor.symint import SymBool, SymInt
 from ....tensor.tensor import Tensor
 from ....autograd.grad_mode import set_grad_enabled
 from .. import guards as G
@@ -241,6 +242,8 @@ def wrap_constant_result(value) -> VariableTracker:
         raise Unsupported("a constant computation produced a tensor")
     if isinstance(value, type):
         return ClassVariable(value, None)
+    if type(value) is SymBool:  # a comparison of sizes is decided (and guarded) when made
+        return ConstantVariable(bool(value))
     return ConstantVariable(value)
 
 
@@ -252,8 +255,10 @@ def wrap_traced_result(tx, value) -> VariableTracker:
         raise Unsupported("a library call returned a concrete tensor while tracing (not capturable)")
     if isinstance(value, tuple) and hasattr(value, "_fields"):
         return NamedTupleVariable([wrap_traced_result(tx, v) for v in value], type(value))
-    if type(value) in CONSTANT_TYPES or isinstance(value, CONSTANT_LIKE) or value is None:
+    if type(value) in CONSTANT_TYPES or isinstance(value, CONSTANT_LIKE) or value is None or type(value) is SymInt:
         return ConstantVariable(value)
+    if type(value) is SymBool:
+        return ConstantVariable(bool(value))
     if isinstance(value, (tuple, list)):
         items = [wrap_traced_result(tx, v) for v in value]
         return ListVariable(items) if isinstance(value, list) else TupleVariable(items)
