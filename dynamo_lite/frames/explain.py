@@ -78,7 +78,7 @@ class ExplainBackend:
         self.out.compile_times.append(report.compile_time_s)
 
 
-def explain(fn, *, backend="eager"):
+def explain(fn, *, backend="eager", dynamic=None):
     """Run ``fn`` once under the compiler and report what it captured.
 
     The call goes through the same frame hook as ``dl.compile`` (so functions it
@@ -88,6 +88,8 @@ def explain(fn, *, backend="eager"):
     Args:
         fn: a function, bound method or ``dl.nn.Module``.
         backend: the backend the graphs are compiled with.
+        dynamic: as for ``dl.compile``; with symbolic sizes, ``guards`` lists each symbol
+            with the dim it is read from and the shape guards.
 
     Returns:
         A callable taking ``fn``'s arguments and returning an ``ExplainOutput`` with
@@ -102,7 +104,7 @@ def explain(fn, *, backend="eager"):
     def run(*args, **kwargs) -> ExplainOutput:
         out = ExplainOutput()
         compiler, name = resolve_backend(backend)
-        config = CompileConfig(ExplainBackend(compiler, out), f"explain({name})")
+        config = CompileConfig(ExplainBackend(compiler, out), f"explain({name})", dynamic=dynamic)
         hook = api.default_hook  # read per call: tests swap in their own hook
         with hook.stats.saved() as before:
             try:

@@ -14,6 +14,7 @@ from ..tensor.dtype import (
 )
 from ..tensor.meta import TensorMeta
 from ..tensor.properties import TensorProperties
+from ..tensor.symint import SymInt
 
 # The names torch prints for scalar types in error messages ("result type Float ...").
 TYPE_NAMES = {
@@ -115,7 +116,7 @@ def converted(meta, dtype):
     return make_meta(shape, dtype, strides, meta._device)
 
 
-_SCALAR_CATEGORY = {bool: 0, int: 1, float: 2}
+_SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, SymInt: 1}
 
 
 def promoted(inputs, tensors, scalars):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor.dtype import bool_
+from ..tensor.symint import SymInt
 from ..tensor.tensor import Tensor
 from . import meta_rules as mr
 from .kernel_utils import as_dtype, compute_dtype, fit_scalar, integer_zero_check, promoted_dtype, quiet
@@ -17,7 +18,7 @@ __all__ = [
 POINTWISE = ("pointwise",)
 INPLACE = ("inplace",)
 ROUNDING_MODES = (None, "trunc", "floor")
-_SCALAR_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
+_SCALAR_TYPES = (bool, int, float, np.bool_, np.integer, np.floating, SymInt)  # SymInt: a traced size
 
 
 # -- meta rules ---------------------------------------------------------------------------

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .symint import SymInt
+
 
 class dtype:
     """A tensor element type (``dl.float32`` ...), mapped one-to-one onto a NumPy dtype."""
@@ -109,7 +111,7 @@ def scalar_category(value) -> int:
 
     if isinstance(value, (builtins.bool, np.bool_)):
         return 0
-    if isinstance(value, (builtins.int, np.integer)):
+    if isinstance(value, (builtins.int, np.integer, SymInt)):
         return 1
     if isinstance(value, (builtins.float, np.floating)):
         return 2

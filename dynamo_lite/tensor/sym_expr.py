@@ -317,7 +317,10 @@ class Expr:
             return "0"
         parts = []
         for monomial, coeff in sorted(self.terms, key=lambda t: t[0] == ()):  # constant last
-            factors = [atom.code(name_of) for atom in monomial]
+            alone = len(monomial) == 1 and (coeff == 1 or (coeff == -1 and bool(parts)))  # "-s0//3" is (-s0)//3
+            # A division inside a product needs parentheses: 2*(s0//2) is not 2*s0//2.
+            factors = [atom.code(name_of) if alone or isinstance(atom, Symbol) else f"({atom.code(name_of)})"
+                       for atom in monomial]
             if not factors:
                 text = str(abs(coeff))
             elif abs(coeff) != 1:

@@ -29,6 +29,16 @@ def test_normal_form_decides_polynomial_equality():
     assert (s0 * 4) % 2 == Expr.constant(0)
     assert str(s0 * s1 - 1) == "s0*s1 - 1"
     assert (s0 * s1) // s1 == s0
+    assert str(2 * (s0 // 2)) == "2*(s0//2)" and str(s1 * (s0 % 3)) == "s1*(s0 % 3)"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 50), st.integers(2, 50))
+def test_code_evaluates_like_the_expression(a, b):
+    s0, s1 = Symbol("s0"), Symbol("s1")
+    e0, e1 = Expr.symbol(s0), Expr.symbol(s1)
+    for expr in [2 * (e0 // 2), e1 * (e0 % 3) - e0 // e1, (e0 + 1) // 2 * e1, -(e0 // 3)]:
+        assert eval(expr.code(), {}, {"s0": a, "s1": b}) == expr.evaluate({s0: a, s1: b}), str(expr)
 
 
 def test_zero_division_is_raised_like_python():

@@ -98,6 +98,7 @@ class ShapeGuard:
         self.names = {symbol: f"__dl_{symbol.name}" for symbol in env.symbols}
         self.checks: list = []
         self.bound: dict = {}  # Symbol -> the DimSource that defines it
+        self.replaced: dict = {}  # Symbol -> its DimSource, for symbols replaced by an expression
         for symbol in env.symbols:
             dim_source = env.sources[symbol]
             value = env.replacements.get(symbol)
@@ -105,8 +106,10 @@ class ShapeGuard:
                 self.bound[symbol] = dim_source
                 # A one-element list is true: the clause only binds the symbol.
                 self.checks.append((f"[{self.names[symbol]} := {dim_source.expr()}]", None, ()))
-            else:
-                self._check(f"{dim_source.expr()} == {self._code(value)}", f"{dim_source!r} == {value}", value)
+            else:  # specialized or unified with an older symbol: the dim must agree
+                self.replaced[symbol] = dim_source
+                self.checks.append((f"{dim_source.expr()} == {self._code(value)}", f"{symbol.name} == {value}",
+                                    [symbol] + sorted(value.symbols(), key=lambda s: s.sort_key())))
         for source, strides in symbolic_tensors:
             for d, stride in enumerate(strides):
                 if type(stride) is SymInt:
@@ -138,11 +141,14 @@ class ShapeGuard:
         """The first failing check in words, with the symbols' values for this call."""
         local_ns = dict(frame_values)
         values: dict = {}
-        for symbol, dim_source in self.bound.items():
-            values[symbol] = local_ns[self.names[symbol]] = eval(dim_source.expr(), {}, local_ns)
+        sources = {**self.bound, **self.replaced}
+        for symbol, dim_source in sources.items():
+            values[symbol] = eval(dim_source.expr(), {}, local_ns)
+            if symbol in self.bound:
+                local_ns[self.names[symbol]] = values[symbol]
         for code, words, symbols in self.checks:
             if words is None or eval(code, {}, local_ns):
                 continue
-            bindings = ", ".join(f"{self.bound[s]!r} = {s.name} = {values[s]}" for s in symbols if s in self.bound)
+            bindings = ", ".join(f"{sources[s]!r} = {s.name} = {values[s]}" for s in symbols)
             return f"{bindings} but the graph assumes {words}" if bindings else f"the graph assumes {words}"
         return None
