@@ -12,3 +12,6 @@ def eager(gm, example_inputs):
         >>> dl.compile(fn, backend="eager")
     """
     return gm.forward
+
+
+eager.symbolic_shapes = True  # the graph computes its sizes from its inputs as it runs

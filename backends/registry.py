@@ -19,6 +19,8 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
+from .per_shape import compile_graph
+
 log = logging.getLogger("dynamo_lite")
 
 ALL_DEVICES = ("cpu", "cuda")
@@ -155,6 +157,7 @@ class AutoBackend:
     """The ``"auto"`` backend: compiles each graph with ``best_backend`` for its inputs' devices."""
 
     __name__ = "auto"
+    symbolic_shapes = True  # the chosen backend gets the graph through compile_graph
 
     def choose(self, example_inputs) -> str:
         """The backend name ``"auto"`` uses for these inputs."""
@@ -163,7 +166,7 @@ class AutoBackend:
     def __call__(self, gm, example_inputs):
         name = self.choose(example_inputs)
         log.debug("backend 'auto' chose %r", name)
-        return _BACKENDS[name].compiler(gm, example_inputs)
+        return compile_graph(_BACKENDS[name].compiler, gm, example_inputs)
 
     def __repr__(self) -> str:
         return "<dynamo_lite auto backend>"

@@ -36,6 +36,7 @@ class NumpyBackend:
     """
 
     __name__ = "numpy"
+    symbolic_shapes = True  # specializes per signature itself (NOTE: [signatures])
 
     def __init__(self, block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int | None = None):
         self.block_bytes = block_bytes

@@ -24,7 +24,7 @@ import numpy as np
 
 from dynamo_lite.graph import GraphModule, ShapeProp
 from dynamo_lite.graph.passes.fusion import FusionGroup, fusion_schedule, partition_pointwise
-from dynamo_lite.tensor.symint import SIZE_FUNCTIONS, has_symbols
+from dynamo_lite.graph.passes.sizes import is_symbolic, signature_of, specialize
 from dynamo_lite.tensor.tensor import Tensor
 
 from . import runtime
@@ -62,11 +62,6 @@ class Program:
                 f"simplifications: {made}")
 
 
-def signature_of(args) -> tuple:
-    """The geometry key of a call's tensor arguments (see NOTE: [signatures])."""
-    return tuple((a._sizes, a._strides, a._offset, a._dtype) if isinstance(a, Tensor) else (type(a),) for a in args)
-
-
 class Specializations:
     """Generated functions of one graph, one per input signature.
 
@@ -84,16 +79,16 @@ class Specializations:
         self.functions: dict = {}
         self.programs: list = []
         self.eager_reason: str | None = None  # why the first signature runs eagerly, if it does
-        self.symbolic = any(n.op == "placeholder" and has_symbols(getattr(n.meta.get("val"), "_sizes", ()))
-                            for n in gm.graph.nodes)
+        self.symbolic = is_symbolic(gm.graph)
 
     def build(self, inputs, *, propagate: bool):
         """The function for ``inputs``' signature (``gm.forward`` if the graph is not compilable)."""
         graph = self.gm.graph.copy()
         try:
-            if propagate or self.symbolic:
+            if self.symbolic:
+                specialize(graph, self.attributes, inputs)
+            elif propagate:
                 ShapeProp(GraphModule(self.attributes, graph)).propagate(*inputs)
-                fold_sizes(graph)
             program = generate(graph, self.attributes, list(inputs), self.block_bytes, self.workers, self.call,
                                getattr(self.gm, "class_name", "graph"))
         except Unsupported as exc:
@@ -121,16 +116,6 @@ class Specializations:
             self.functions[key] = function
         return function(*args)
 
-
-def fold_sizes(graph) -> None:
-    """Replace size nodes by the ints ShapeProp computed for this signature."""
-    for node in list(graph.nodes):
-        if node.op == "call_function" and node.target in SIZE_FUNCTIONS:
-            value = node.meta.get("val")
-            if not isinstance(value, int):
-                raise Unsupported(f"{node.name}: a size that is not known for this signature")
-            node.replace_all_uses_with(value)
-            graph.erase_node(node)
 
 
 def generate(graph, attributes: dict, inputs: list, block_bytes: int, workers, respecialize,

@@ -18,7 +18,9 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from typing import Mapping
 
 INF = math.inf
@@ -39,17 +41,18 @@ class Atom:
 class Symbol(Atom):
     """A size that is only known at run time (``s0``)."""
 
-    __slots__ = ("name",)
+    __slots__ = ("name", "_hash")
 
     def __init__(self, name: str):
         self.name = name
+        self._hash = hash(name)
         self._key = f"0{int(name[1:]):08d}" if name[1:].isdigit() else f"0{name}"
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Symbol) and other.name == self.name
+        return self is other or (isinstance(other, Symbol) and other.name == self.name)
 
     def __hash__(self) -> int:
-        return hash(self.name)
+        return self._hash
 
     def __repr__(self) -> str:
         return self.name
@@ -142,7 +145,10 @@ class Expr:
     __slots__ = ("terms", "_hash")
 
     def __init__(self, terms: dict):
-        self.terms = tuple(sorted(((m, c) for m, c in terms.items() if c), key=_monomial_key))
+        items = [(m, c) for m, c in terms.items() if c]
+        if len(items) > 1:
+            items.sort(key=_monomial_key)
+        self.terms = tuple(items)
         self._hash = hash(self.terms)
 
     @staticmethod
@@ -211,7 +217,7 @@ class Expr:
         terms: dict = {}
         for m1, c1 in self.terms:
             for m2, c2 in other.terms:
-                m = tuple(sorted(m1 + m2))
+                m = tuple(sorted(m1 + m2, key=_ATOM_KEY)) if m1 and m2 else m1 or m2
                 terms[m] = terms.get(m, 0) + c1 * c2
         return Expr(terms)
 
@@ -343,16 +349,23 @@ def as_expr(value) -> Expr:
     if isinstance(value, Expr):
         return value
     if isinstance(value, int):
-        return Expr.constant(int(value))
+        return _constant(int(value))
     expr = getattr(value, "expr", None)
     if isinstance(expr, Expr):
         return expr
     raise TypeError(f"expected an integer or a symbolic size, got {type(value).__name__}")
 
 
+_ATOM_KEY = operator.attrgetter("_key")
+
+
 def _monomial_key(term) -> tuple:
-    monomial = term[0]
-    return (len(monomial) == 0, tuple(a.sort_key() for a in monomial))
+    return _monomial_order(term[0])
+
+
+@functools.lru_cache(maxsize=4096)
+def _monomial_order(monomial: tuple) -> tuple:
+    return (len(monomial) == 0, tuple(a._key for a in monomial))
 
 
 def _interval_product(a: tuple, b: tuple) -> tuple:
@@ -364,3 +377,8 @@ def _mul(x, y):
     if x == 0 or y == 0:  # 0 * inf is 0 here: a zero coefficient or size contributes nothing
         return 0
     return x * y
+
+
+@functools.lru_cache(maxsize=1024)
+def _constant(value: int) -> Expr:
+    return Expr.constant(value)

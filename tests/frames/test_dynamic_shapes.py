@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 import dynamo_lite as dl
 from benchmarks import models
+from dynamo_lite.tensor.symint import sym_size
 from tests.helpers import assert_equal_values, compiled_backends, run_capturing
 
 SEQ_LENGTHS = [32, 31, 17, 8, 5, 3, 2, 24, 12, 9, 30, 29, 7]
@@ -218,3 +219,43 @@ def test_random_programs_with_dynamic_true_match_eager(steps, shapes, backend):
         if expected_exc is None:
             assert_equal_values(actual, expected, rtol=1e-4, atol=1e-4)
     assert dl.stats().fallbacks == ()
+
+
+# -- backends that compile for static shapes ----------------------------------------------
+def test_static_backend_gets_one_static_graph_per_shape():
+    seen = []
+
+    def static_backend(gm, example_inputs):
+        placeholder = next(n for n in gm.graph.nodes if n.op == "placeholder")
+        seen.append(tuple(placeholder.meta["val"].shape))
+        assert not any(n.target is sym_size for n in gm.graph.nodes)
+        return gm.forward
+
+    def f(x):
+        return x.view(x.shape[0] // 2, -1) * 2, x.shape[0]
+
+    compiled = dl.compile(f, dynamic=True, backend=static_backend)
+    for n in [4, 6, 4, 8]:
+        x = dl.randn(n, 3)
+        assert_equal_values(compiled(x), f(x))
+    assert dl.stats().frames_compiled == 1
+    assert seen == [(4, 3), (6, 3), (8, 3)]
+
+
+def test_cupy_kernels_run_a_symbolic_graph_per_shape():
+    from dynamo_lite.backends import registry
+    from dynamo_lite.backends.cupy import CupyBackend
+    from dynamo_lite.backends.cupy.emulation import HostEmulationRuntime, compiler
+
+    if compiler() is None:
+        pytest.skip("no host C++ compiler to emulate CUDA kernels")
+    backend = CupyBackend(HostEmulationRuntime, device_type="cpu")
+
+    def f(x, y):
+        return (x * y + 1).relu().sum(-1)
+
+    compiled = dl.compile(f, dynamic=True, backend=backend)
+    for n in [3, 5, 3]:
+        x, y = dl.randn(n, 4), dl.randn(4)
+        assert_equal_values(compiled(x, y), f(x, y), rtol=1e-5, atol=1e-5)
+    assert dl.stats().frames_compiled == 1

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 
+from ...backends.registry import compile_graph
 from ...graph import GraphModule
 from ...tensor.dtype import DEFAULT as DEFAULT_DTYPE
 from . import debug
@@ -142,7 +143,8 @@ def _emit_graph(builder, output, request, live: list) -> list:
     graph.output(tuple(outputs))
     graph.eliminate_dead_code()
     gm = GraphModule(output.attributes, graph, class_name=f"Graph_{request.code.co_name}")
-    compiled = autograd_aware(request.config.backend(gm, list(output.example_inputs)), gm, output.grad_enabled)
+    compiled = autograd_aware(compile_graph(request.config.backend, gm, list(output.example_inputs)), gm,
+                              output.grad_enabled)
     builder.emit_graph_call(compiled, output.input_variables)
     return [gm]
 

@@ -1,0 +1,89 @@
+"""Dynamic shapes: per-call cost of a symbolic graph and compile time of a symbolic trace.
+
+Run from the repository root:
+
+    OPENBLAS_NUM_THREADS=1 python3 -m benchmarks.dynamic_shapes [--backend numpy] [--repeat 5]
+
+For the zoo ``gpt`` and ``mlp``: (1) per-call time at one fixed size of the graph compiled
+with ``dynamic=True`` versus ``dynamic=False``, timed interleaved (medians); (2) the
+translation time of one frame (trace, guards, backend compile) with symbolic sizes
+versus static ones, median over ``--repeat`` fresh compilations; (3) the sequence-length
+sweep of the issue: compiles and total time with ``dynamic=None`` versus ``False``.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import dynamo_lite as dl
+from benchmarks.models import WORKLOADS
+from benchmarks.timing import measure
+
+SEQ_LENGTHS = [32, 31, 17, 8, 5, 3, 2, 24, 12, 9, 30, 29, 7]
+
+
+def _compiled(name: str, dynamic, backend: str):
+    workload = WORKLOADS[name]
+    model, inputs = workload.make(), workload.make_inputs()
+    return model, dl.compile(model, dynamic=dynamic, backend=backend), inputs
+
+
+def per_call(name: str, backend: str) -> dict:
+    """Median seconds per call of the static and the dynamic graph at the workload's size."""
+    dl.reset()
+    _, static, inputs = _compiled(name, False, backend)
+    _, dynamic, _ = _compiled(name, True, backend)
+    static(*inputs)
+    dynamic(*inputs)
+    medians = measure({"static": lambda: static(*inputs), "dynamic": lambda: dynamic(*inputs)}, rounds=9)
+    return {k: v.median for k, v in medians.items()}
+
+
+def translation_seconds(name: str, dynamic, backend: str, repeat: int) -> float:
+    """Median translation time (``compile_time_s`` of the frame's entry) over fresh compiles."""
+    samples = []
+    for _ in range(repeat):
+        dl.reset()
+        model, compiled, inputs = _compiled(name, dynamic, backend)
+        compiled(*inputs)
+        forward = getattr(model, "forward", model)
+        entry = dl.frames.api.default_hook.cache_for(forward).entries[0]
+        samples.append(entry.info["compile_time_s"])
+    return statistics.median(samples)
+
+
+def sweep(dynamic, backend: str) -> tuple:
+    """(frames compiled, seconds) for the GPT over the issue's sequence lengths."""
+    dl.reset()
+    workload = WORKLOADS["gpt"]
+    model, (idx,) = workload.make(), workload.make_inputs()
+    compiled = dl.compile(model, dynamic=dynamic, backend=backend)
+    start = time.perf_counter()
+    for length in SEQ_LENGTHS:
+        compiled(idx[:, :length].contiguous())
+    return dl.stats().frames_compiled, time.perf_counter() - start
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default="numpy")
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    print(f"backend {args.backend}")
+    print(f"{'workload':10} {'static µs':>10} {'dynamic µs':>11} {'ratio':>6}   "
+          f"{'static trace ms':>15} {'symbolic trace ms':>17} {'ratio':>6}")
+    for name in ("mlp", "gpt"):
+        calls = per_call(name, args.backend)
+        static_t = translation_seconds(name, False, args.backend, args.repeat)
+        dynamic_t = translation_seconds(name, True, args.backend, args.repeat)
+        print(f"{name:10} {calls['static'] * 1e6:10.1f} {calls['dynamic'] * 1e6:11.1f} "
+              f"{calls['dynamic'] / calls['static']:6.2f}   {static_t * 1e3:15.1f} {dynamic_t * 1e3:17.1f} "
+              f"{dynamic_t / static_t:6.2f}")
+    for mode in (None, False):
+        count, seconds = sweep(mode, args.backend)
+        print(f"gpt sweep over {len(SEQ_LENGTHS)} lengths, dynamic={mode}: {count} compiles, {seconds:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

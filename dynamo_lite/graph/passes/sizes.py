@@ -1,0 +1,41 @@
+"""Specialize a graph with symbolic sizes to one concrete input signature.
+
+A graph whose placeholders have symbolic sizes (see NOTE: [symbolic inputs] in
+frames/tracing/shape_guards.py) computes its sizes at run time with ``sym_size`` and int
+arithmetic. A backend that generates code per shape re-derives every meta from the
+actual inputs (ShapeProp) and replaces those size nodes by the ints they take, leaving a
+static graph for that signature.
+"""
+from __future__ import annotations
+
+from ...tensor.symint import SIZE_FUNCTIONS, has_symbols
+from ..graph_module import GraphModule
+from ..shape_prop import ShapeProp
+
+
+def is_symbolic(graph) -> bool:
+    """True when a placeholder's meta has a symbolic size."""
+    return any(n.op == "placeholder" and has_symbols(getattr(n.meta.get("val"), "_sizes", ()))
+               for n in graph.nodes)
+
+
+def fold_sizes(graph) -> None:
+    """Replace size nodes by the ints ShapeProp computed (metas must be concrete)."""
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target in SIZE_FUNCTIONS:
+            value = node.meta.get("val")
+            if not isinstance(value, int):
+                raise ValueError(f"{node.name}: its size is not known for this signature (propagate first)")
+            node.replace_all_uses_with(value)
+            graph.erase_node(node)
+
+
+def specialize(graph, attributes: dict, inputs) -> None:
+    """Make ``graph`` (a private copy) static for ``inputs``: metas re-derived, sizes folded."""
+    ShapeProp(GraphModule(attributes, graph)).propagate(*inputs)
+    fold_sizes(graph)
+
+
+def signature_of(args) -> tuple:
+    """The geometry key of a call's tensor arguments: what a per-shape compile is valid for."""
+    return tuple((a._sizes, a._strides, a._offset, a._dtype) if hasattr(a, "_sizes") else (type(a),) for a in args)
