@@ -42,7 +42,8 @@ class PerShapeCompiled:
 def compile_graph(compiler, gm, example_inputs):
     """``compiler(gm, example_inputs)``, through ``PerShapeCompiled`` when ``gm`` has symbolic
     sizes the compiler does not take (see NOTE: [backends and symbolic sizes])."""
-    if getattr(compiler, "symbolic_shapes", False) or not is_symbolic(gm.graph):
+    graph = getattr(gm, "graph", None)
+    if getattr(compiler, "symbolic_shapes", False) or graph is None or not is_symbolic(graph):
         return compiler(gm, example_inputs)
     per_shape = PerShapeCompiled(compiler, gm)
     per_shape.functions[signature_of(example_inputs)] = per_shape.compile_for(example_inputs)
