@@ -95,7 +95,8 @@ class Specializations:
             log.debug("numpy backend runs %s eagerly: %s", getattr(self.gm, "class_name", "graph"), exc)
             self.eager_reason = self.eager_reason or str(exc)
             return self.gm.forward
-        self.programs.append(program)
+        if not (self.symbolic and self.programs):  # a dynamic graph meets unboundedly many shapes
+            self.programs.append(program)
         return program.function
 
     def call(self, *args):

@@ -23,7 +23,7 @@ def _fresh():
 
 def _graph_entries(fn) -> list:
     cache = dl.frames.api.default_hook.cache_for(fn)
-    return [e for e in cache.entries if e.info.get("graphs")]
+    return [e for e in cache.entries if e.report.graphs]
 
 
 @pytest.mark.parametrize("backend", compiled_backends())
@@ -38,8 +38,8 @@ def test_gpt_sequence_sweep_compiles_twice(backend):
     assert stats.frames_compiled == 2 and stats.fallbacks == ()
     assert [str(g) for g in stats.guard_failures] == ["GPT.forward: idx.shape[1]: expected 32, got 31"]
     dynamic_entry = _graph_entries(model.forward)[0]
-    assert "s0 = idx.size(1)" in dynamic_entry.info["guards"]
-    assert "i64[4, s0]" in dynamic_entry.info["graphs"][0].print_readable(print_output=False)
+    assert "s0 = idx.size(1)" in dynamic_entry.report.guards
+    assert "i64[4, s0]" in dynamic_entry.report.graphs[0].print_readable(print_output=False)
 
 
 @pytest.mark.parametrize("mode, mark, compiles", [
@@ -169,7 +169,7 @@ def test_transposed_input_gets_symbolic_strides():
         x = dl.randn(5, n).t()
         assert_equal_values(compiled(x), f(x))
     assert dl.stats().frames_compiled == 1
-    guards = _graph_entries(f)[0].info["guards"]
+    guards = _graph_entries(f)[0].report.guards
     assert "stride=[1, s0]" in guards and "x.stride(1) == s0" in guards
 
 
