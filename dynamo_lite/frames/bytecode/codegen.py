@@ -129,7 +129,10 @@ class TransformedCodeBuilder:
             return self.load_const(node) if isinstance(node, int) else self._load_output(node)
         if type(value) in (tuple, list):
             for item in value:
-                self.load_symbolic(item) if not isinstance(item, int) else self.load_const(item)
+                if isinstance(item, int):
+                    self.load_const(item)
+                else:
+                    self.load_symbolic(item)
             return self.build(type(value), len(value))
         self.call_const(type(value), lambda: self.load_symbolic(tuple(value)), 1)  # dl.Size and friends
 
