@@ -4,7 +4,8 @@ Run from the repository root:
 
     OPENBLAS_NUM_THREADS=1 python3 -m benchmarks.dynamic_shapes [--backend numpy] [--repeat 5]
 
-For the zoo ``gpt`` and ``mlp``: (1) per-call time at one fixed size of the graph compiled
+Inference under ``dl.no_grad()`` (with grad mode on and parameters requiring grad, a
+compiled graph runs op by op through autograd). For the zoo ``gpt`` and ``mlp``: (1) per-call time at one fixed size of the graph compiled
 with ``dynamic=True`` versus ``dynamic=False``, timed interleaved (medians); (2) the
 translation time of one frame (trace, guards, backend compile) with symbolic sizes
 versus static ones, median over ``--repeat`` fresh compilations; (3) the sequence-length
@@ -66,6 +67,11 @@ def sweep(dynamic, backend: str) -> tuple:
 
 
 def main(argv=None) -> None:
+    with dl.no_grad():
+        _report(argv)
+
+
+def _report(argv) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="numpy")
     parser.add_argument("--repeat", type=int, default=5)
