@@ -183,6 +183,9 @@ def print_call_pieces(names) -> None:
 
 
 def main(argv=None) -> None:
+    # Inference timings, as torch peers run under inference_mode: with grad mode on, graphs whose
+    # parameters require grad run op by op for autograd (docs/training.md, dl.compile and autograd).
+    dl.set_grad_enabled(False)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=1_000_000, help="calls per timing")
     parser.add_argument("--repeat", type=int, default=7, help="timings per row (the minimum is kept)")

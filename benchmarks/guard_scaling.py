@@ -126,6 +126,9 @@ def measure_size(blocks: int, backend: str, rounds: int, target_ms: float) -> di
 
 
 def main(argv=None) -> int:
+    # Inference timings, as torch peers run under inference_mode: with grad mode on, graphs whose
+    # parameters require grad run op by op for autograd (docs/training.md, dl.compile and autograd).
+    dl.set_grad_enabled(False)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,8,32,128", help="numbers of blocks (default: 1,8,32,128)")
     parser.add_argument("--backend", default="numpy", help="dynamo_lite backend (default: numpy)")
