@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ...ops.registry import REGISTRY
+from ...tensor.dtype import int64
 from ...tensor.meta import TensorMeta
 
 OPS = REGISTRY
@@ -25,6 +26,11 @@ def zeros_of(meta, dtype=None):
 def zeros_grad(grad, input, *rest, **kwargs):
     """The formula of a piecewise-constant op: the gradient is zero everywhere."""
     return zeros_of(input if is_tensor(input) else grad)
+
+
+def arange(n: int, like, dtype=None):
+    """``0, 1, ..., n - 1`` on ``like``'s device (int64 unless ``dtype`` says otherwise)."""
+    return OPS["arange"](start=0, end=n, step=1, dtype=dtype or int64, device=like._device)
 
 
 def normalize_dims(dim, ndim: int) -> tuple:
@@ -71,7 +77,7 @@ def scatter_add(shape, dim: int, index, src, like):
             continue
         view_shape = [1] * ndim
         view_shape[d] = index._sizes[d]
-        ar = OPS["arange"](start=0, step=1, end=index._sizes[d], dtype=index._dtype, device=index._device)
+        ar = arange(index._sizes[d], index, index._dtype)
         keys.append(OPS["expand"](OPS["view"](ar, tuple(view_shape)), tuple(index._sizes)))
     result = OPS["zeros"](size=tuple(shape), dtype=like._dtype, device=like._device)
     return OPS["index_put_"](result, tuple(keys), src, accumulate=True)

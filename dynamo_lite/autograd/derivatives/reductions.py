@@ -111,8 +111,9 @@ def prod_backward(grad, input, dim=None, keepdim=False, dtype=None):
         d, flat = 0, input.reshape(-1)
     ones = OPS["ones"](size=(*flat._sizes[:d], 1, *flat._sizes[d + 1:]), dtype=flat._dtype, device=flat._device)
     n = flat._sizes[d]
+    flipped = OPS["flip"](flat, (d,))
     before = OPS["cumprod"](OPS["cat"]([ones, OPS["narrow"](flat, d, 0, n - 1)], d), d)
-    after = OPS["flip"](OPS["cumprod"](OPS["cat"]([ones, OPS["narrow"](OPS["flip"](flat, (d,)), d, 0, n - 1)], d), d), (d,))
+    after = OPS["flip"](OPS["cumprod"](OPS["cat"]([ones, OPS["narrow"](flipped, d, 0, n - 1)], d), d), (d,))
     others = OPS["mul"](before, after)
     if len(dims) != 1:
         others = others.reshape(input._sizes)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...tensor.dtype import int64
-from .helpers import OPS, embed, is_tensor, scatter_add, zeros_of
+from .helpers import OPS, arange, embed, is_tensor, scatter_add, zeros_of
 from .table import derivative
 
 
@@ -31,7 +31,7 @@ def expand_backward(grad, input, *args, **kwargs):
 
 
 @derivative("_to_copy")
-def to_copy_backward(grad, input, dtype, device, memory_format=None):
+def _to_copy_backward(grad, input, dtype, device, memory_format=None):
     return OPS["_to_copy"](grad, dtype=input._dtype, device=input._device)
 
 
@@ -75,22 +75,20 @@ def _strided_positions(sizes, strides, offset, like):
     """The storage position of every element of a strided window, as an int64 tensor."""
     positions = OPS["full"](size=(), dtype=int64, device=like._device, fill_value=offset)
     for n, s in zip(sizes, strides):
-        ar = OPS["mul"](OPS["arange"](start=0, step=1, end=n, dtype=positions._dtype, device=like._device), s)
+        ar = OPS["mul"](arange(n, like), s)
         positions = OPS["add"](OPS["unsqueeze"](positions, -1), ar)
     return positions
 
 
 @derivative("unfold")
 def unfold_backward(grad, input, dimension, size, step):
-    n_windows = grad._sizes[dimension % max(input.ndim, 1)] if input.ndim else 1
     if input.ndim == 0:
         return grad.reshape(())
     d = dimension % input.ndim
-    moved = OPS["permute"](grad, tuple(i for i in range(grad.ndim) if i not in (d, grad.ndim - 1)) + (d, grad.ndim - 1))
-    index = OPS["add"](
-        OPS["unsqueeze"](OPS["mul"](OPS["arange"](start=0, step=1, end=n_windows, dtype=int64, device=grad._device), step), 1),
-        OPS["arange"](start=0, step=1, end=size, dtype=int64, device=grad._device),
-    ).reshape(-1)
+    n_windows, last = grad._sizes[d], grad.ndim - 1
+    moved = OPS["permute"](grad, tuple(i for i in range(grad.ndim) if i not in (d, last)) + (d, last))
+    # the input position of element e of window w is w * step + e
+    index = OPS["add"](OPS["unsqueeze"](OPS["mul"](arange(n_windows, grad), step), 1), arange(size, grad)).reshape(-1)
     other = tuple(n for i, n in enumerate(input._sizes) if i != d)
     flat = moved.reshape(other + (n_windows * size,))
     target = OPS["zeros"](size=other + (input._sizes[d],), dtype=grad._dtype, device=grad._device)
@@ -218,8 +216,8 @@ def repeat_interleave_backward(grad, input, repeats, dim=None, output_size=None)
         sizes, d = (input.numel(),), 0
     else:
         sizes, d = tuple(input._sizes), dim % max(input.ndim, 1)
-    positions = OPS["arange"](start=0, end=sizes[d], step=1, dtype=int64, device=grad._device)
-    index = OPS["repeat_interleave"](positions, repeats, 0, output_size=grad._sizes[d] if dim is not None else grad.numel())
+    output_size = grad._sizes[d] if dim is not None else grad.numel()
+    index = OPS["repeat_interleave"](arange(sizes[d], grad), repeats, 0, output_size=output_size)
     keys = (None,) * d + (index,)
     summed = OPS["index_put_"](OPS["zeros"](size=sizes, dtype=grad._dtype, device=grad._device), keys, grad,
                                accumulate=True)

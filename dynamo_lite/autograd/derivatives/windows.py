@@ -8,8 +8,11 @@ from .table import derivative
 @derivative("conv2d", saves=("input", "weight"), only_for={"input": "weight", "weight": "input"})
 def conv2d_backward(grad, input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
     geometry = (stride, padding, dilation, groups)
-    grad_input = OPS["conv2d_input_backward"](grad, weight, tuple(input._sizes), *geometry) if is_value(weight) else None
-    grad_weight = OPS["conv2d_weight_backward"](grad, input, tuple(weight._sizes), *geometry) if is_value(input) else None
+    grad_input = grad_weight = None
+    if is_value(weight):
+        grad_input = OPS["conv2d_input_backward"](grad, weight, tuple(input._sizes), *geometry)
+    if is_value(input):
+        grad_weight = OPS["conv2d_weight_backward"](grad, input, tuple(weight._sizes), *geometry)
     grad_bias = None if bias is None else OPS["sum"](grad, dim=(0, 2, 3) if grad.ndim == 4 else (1, 2))
     return grad_input, grad_weight, grad_bias
 
@@ -42,20 +45,20 @@ def max_pool2d_backward(grad, input, kernel_size, stride, padding=(0, 0), dilati
 
 @derivative("max_pool2d_with_indices", saves=("result",))
 def max_pool2d_with_indices_backward(grads, input, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False,
-                            result=None):
+                                     result=None):
     return _max_pool_grad(grads[0], input, result[1])
 
 
 @derivative("avg_pool2d")
-def avg_pool2d_backward_backward(grad, input, kernel_size, stride, padding=(0, 0), ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
+def avg_pool2d_backward(grad, input, kernel_size, stride, padding=(0, 0), ceil_mode=False, count_include_pad=True,
+                        divisor_override=None):
     return OPS["avg_pool2d_backward"](grad, tuple(input._sizes), kernel_size, stride, padding, ceil_mode,
                                       count_include_pad, divisor_override)
 
 
 @derivative("avg_pool2d_backward")
 def avg_pool2d_backward_backward(grad, grad_output, input_size, kernel_size, stride, padding=(0, 0), ceil_mode=False,
-                        count_include_pad=True, divisor_override=None):
+                                 count_include_pad=True, divisor_override=None):
     return OPS["avg_pool2d"](grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
