@@ -167,3 +167,121 @@ def _try_bare_reraise(x, n):
                                      _try_assert, _try_bare_reraise], ids=lambda f: f.__name__)
 def test_try_except_programs(program, backend):
     assert_transparent(program, lambda c: (t(c), c), backend)
+
+
+# -- containers, library helpers, imports, user objects: one graph, no break -------------------
+class Accumulator:
+    scale = 2
+
+    def __init__(self, start):
+        self.total = start
+        self.seen = []
+
+    def add(self, value):
+        self.total = self.total + value * self.scale
+        self.seen.append(value)
+        return self
+
+
+def _make_bump():
+    count = 0
+
+    def bump(x):
+        nonlocal count
+        count += 1
+        return x * count
+
+    return bump
+
+
+_bump = _make_bump()
+
+
+def _dict_methods(x, d):
+    d.setdefault("k", 1.0)
+    d.update({"u": 2.0}, v=3.0)
+    key, last = d.popitem()
+    d2 = dict([("a", x)], b=x * 2)
+    del d2["a"]
+    return x * d.pop("scale") + last + len(d2), key, d, d2
+
+
+def _list_methods(x, xs):
+    xs.sort(reverse=True)
+    xs.remove(3)
+    ys = [x, x * 2, x * 3]
+    del ys[0:2]
+    xs.clear() if len(xs) > 10 else xs.insert(0, 9)
+    return ys[0] + xs.index(9) + xs.count(1), xs
+
+
+def _sets(x, s):
+    seen = {1, 2}
+    seen.add(3)
+    seen |= s
+    common = seen & {2, 3, 4}
+    return x * len(seen) + len(common), sorted(seen - {1}), 3 in seen, s
+
+
+def _collections(x):
+    import collections
+    import functools
+    import itertools
+
+    counts = collections.defaultdict(int)
+    for name in ("a", "b", "a"):
+        counts[name] += 1
+    ordered = collections.OrderedDict(a=x, b=x * 2)
+    ordered.move_to_end("a")
+    scale = functools.partial(lambda v, k: v * k, k=3)
+    total = functools.reduce(lambda a, b: a + b, [x, x * 2, x * 3])
+    pairs = list(itertools.product([1, 2], ["u"]))
+    chained = list(itertools.chain([x], [x + 1], []))
+    running = list(itertools.accumulate([1, 2, 3]))
+    return scale(total) + chained[1] * counts["a"], dict(counts), list(ordered), pairs, running
+
+
+def _user_objects(x):
+    acc = Accumulator(x)
+    acc.add(x).add(x + 1)
+    return acc.total * Accumulator.scale, acc, len(acc.seen)
+
+
+def _nonlocal_writes(x):
+    return _bump(x) + _bump(x)
+
+
+def _lazy_iterators(x, y):
+    doubled = map(lambda v: v * 2, (x, y))
+    evens = filter(lambda i: i % 2 == 0, range(5))
+    zipped = list(zip(doubled, evens))
+    first, *rest = enumerate([x, y], start=1)
+    return zipped[0][0] + zipped[1][0] * zipped[1][1], first[0], len(rest)
+
+
+def _del_attribute(x, box):
+    del box.extra
+    box.value = x * 2
+    return hasattr(box, "extra"), box.value + 1
+
+
+class _Box:
+    def __init__(self, **attrs):
+        self.__dict__.update(attrs)
+
+
+@pytest.mark.parametrize("program, make_args", [
+    (_dict_methods, lambda c: (t(c), {"scale": 2.0 + c, "keep": 1})),
+    (_list_methods, lambda c: (t(c), [1, 3, 2, 1])),
+    (_sets, lambda c: (t(c), {5, c})),
+    (_collections, lambda c: (t(c),)),
+    (_user_objects, lambda c: (t(c),)),
+    (_nonlocal_writes, lambda c: (t(c),)),
+    (_lazy_iterators, lambda c: (t(c), t(c) - 1)),
+    (_del_attribute, lambda c: (t(c), _Box(extra=1, value=0))),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_one_graph_programs(program, make_args, backend):
+    cell = _bump.__closure__[0]
+    setup = (lambda c: setattr(cell, "cell_contents", 0))
+    assert_transparent(program, make_args, backend, setup=setup, state=lambda: cell.cell_contents,
+                       graphs=1, breaks=0)

@@ -132,8 +132,3 @@ class ConstSource(Source):
 
     def reconstruct(self, cg) -> None:
         cg.load_const(self.value)
-
-
-def closure_cell_source(fn_source: Source, index: int) -> Source:
-    """``fn.__closure__[index].cell_contents``: a captured variable of a function."""
-    return AttrSource(ItemSource(AttrSource(fn_source, "__closure__"), index), "cell_contents")

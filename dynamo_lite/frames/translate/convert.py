@@ -18,6 +18,7 @@ from ..tracing.dynamic_policy import DynamicPolicy
 from ..tracing.guards import ID_MATCH, SHAPE_ENV, compile_guards
 from ..tracing.shape_guards import ShapeGuard, ShapeGuardSource
 from ..tracing.output_graph import OutputGraph
+from ..tracing.trace_rules import is_library_code
 from ..tracing.sources import AttrSource, ConstSource, LocalSource
 from .translator import GraphBreak, InstructionTranslator
 from ..tracing.variables.base import CellVariable, ConstantVariable, symbolic_sizes
@@ -96,7 +97,7 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
         has_work = any(node.op == "call_function" for node in output.graph.nodes) or len(output.side_effects)
         plan = BreakPlan(tx, graph_break.snapshot, graph_break.reason, resume_functions, request.f_globals, has_work, request.cells)
         callee = getattr(reason, "callee", None)
-        if callee is not None:
+        if callee is not None and not is_library_code(callee.__code__):
             request.hook.instrument(callee)  # its own frame compiles when the eager call runs it
         break_reasons.append(_break_reason(reason))
         log_break(code, reason)

@@ -144,11 +144,14 @@ class InstructionTranslator:
     def binary_operation(self, op, left: VariableTracker, right: VariableTracker) -> VariableTracker:
         from ..tracing.variables.containers import SEQUENCE_OPERATORS, BaseListVariable
         from ..tracing.variables.dicts import DICT_OPERATORS, DictVariable
+        from ..tracing.variables.sets import SET_OPERATORS, SetVariable
         from ..tracing.variables.tensor import TracedCallableVariable
 
         # Containers first: ``xs += ys`` changes xs in place (never folded on a copy).
         if isinstance(left, DictVariable) and op in DICT_OPERATORS:
             return DICT_OPERATORS[op](self, left, right)
+        if isinstance(left, SetVariable) and op in SET_OPERATORS:
+            return SET_OPERATORS[op](self, left, right)
         if (isinstance(left, BaseListVariable) or isinstance(right, BaseListVariable)) and op in SEQUENCE_OPERATORS:
             return SEQUENCE_OPERATORS[op](self, left, right)
 

@@ -21,6 +21,7 @@ from .base import CONSTANT_TYPES, ConstantVariable, VariableTracker
 from .builtins import BuiltinVariable, PureFunctionVariable, is_builtin, is_pure_library_function
 from .containers import ListVariable, NamedTupleVariable, TupleVariable
 from .dicts import DictVariable
+from .sets import SetVariable
 from .functions import OpaqueCallableVariable, PartialVariable, UserFunctionVariable, UserMethodVariable
 from .objects import ClassVariable, NNModuleVariable, NoOpContextVariable, PythonModuleVariable, UserObjectVariable
 from .tensor import TensorVariable, TracedCallableVariable
@@ -100,6 +101,9 @@ def wrap(tx, value, source) -> VariableTracker:
         if type(value) is not tuple and all(i.is_python_constant() for i in items):
             return ConstantVariable(value, source)  # a tuple subclass of constants keeps its type
         return TupleVariable(items, source)
+    if type(value) in (set, frozenset) and all(type(v) in CONSTANT_TYPES for v in value):
+        _guard(tx, source, G.CONSTANT_MATCH, type(value)(value))  # a copy: the contents when traced
+        return _remember(tx, value, SetVariable(value, source, type(value)))
     if type(value) is dict:
         if not all(isinstance(k, (str, int)) for k in value):
             raise Unsupported("a dict with non-constant keys")
@@ -206,7 +210,7 @@ def _instance_variable(tx, value, source) -> VariableTracker:
 
 
 #: Builtin types that behave like functions to the translator.
-BUILTIN_TYPES = (range, zip, enumerate, map, filter, reversed, tuple, list, dict, int, float, bool, str, type, slice, super)
+BUILTIN_TYPES = (range, zip, enumerate, map, filter, reversed, set, frozenset, tuple, list, dict, int, float, bool, str, type, slice, super)
 
 
 def _is_frame_input(source) -> bool:
@@ -236,6 +240,9 @@ def wrap_constant_result(value) -> VariableTracker:
         return TupleVariable([wrap_constant_result(v) for v in value])
     if type(value) is list:
         return ListVariable([wrap_constant_result(v) for v in value])
+    if type(value) in (set, frozenset) and all(type(v) in CONSTANT_TYPES for v in value):
+        _guard(tx, source, G.CONSTANT_MATCH, type(value)(value))  # a copy: the contents when traced
+        return _remember(tx, value, SetVariable(value, source, type(value)))
     if type(value) is dict:
         return DictVariable({k: wrap_constant_result(v) for k, v in value.items()})
     if isinstance(value, Tensor):

@@ -10,6 +10,7 @@ from .base import ConstantVariable, ValueVariable, VariableTracker
 from .containers import ListVariable, TupleVariable
 from .dicts import DictVariable, make_dict
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
+from .sets import SetVariable
 from .tensor import TensorVariable, TracedCallableVariable
 
 # Builtins that are pure functions of constant arguments: called directly on constants.
@@ -93,6 +94,21 @@ def _dict(tx, *args, **kwargs):
     return make_dict(tx, dict, list(args), kwargs)
 
 
+def _sorted(tx, iterable, **kwargs):
+    from .containers import ContainerMethodVariable
+
+    result = ListVariable(iterate(tx, iterable).unpack(tx))
+    ContainerMethodVariable(result, "sort").call(tx, [], kwargs)
+    return result
+
+
+def _set_of(set_type):
+    def handler(tx, iterable=None):
+        return SetVariable.of([] if iterable is None else iterate(tx, iterable).unpack(tx), set_type)
+
+    return handler
+
+
 def _getattr(tx, obj, name, default=None):
     try:
         with tx.output.speculate():
@@ -123,7 +139,12 @@ def _hasattr(tx, obj, name):
 
 def _min_max(pick):
     def handler(tx, *args, **kwargs):
-        # Constants were folded already; anything else compares values with __bool__.
+        items = iterate(tx, args[0]).unpack(tx) if len(args) == 1 else list(args)
+        if items and not kwargs and all(item.is_python_constant() for item in items):
+            from .builder import wrap_constant_result
+
+            return wrap_constant_result(pick(item.as_python_constant() for item in items))
+        # Anything else compares values with __bool__ (tensors: data-dependent).
         raise Unsupported(f"{pick.__name__}() over values that are not constants (data-dependent)",
                           hint="use dl.minimum/dl.maximum for tensors")
 
@@ -174,6 +195,9 @@ BUILTIN_HANDLERS = {
     map: _map,
     filter: _filter,
     dict: _dict,
+    sorted: _sorted,
+    set: _set_of(set),
+    frozenset: _set_of(frozenset),
     reversed: _reversed,
     iter: _iter,
     next: _next,

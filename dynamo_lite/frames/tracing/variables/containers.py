@@ -187,7 +187,10 @@ class NamedTupleVariable(TupleVariable):
 
 
 def _index_of(items, tx, value, *bounds):
-    for position in range(len(items))[slice(*(b.as_python_constant() for b in bounds))]:
+    positions = range(len(items))
+    if bounds:
+        positions = positions[slice(*(b.as_python_constant() for b in bounds))]
+    for position in positions:
         if _equal(tx, items[position], value):
             return ConstantVariable(position)
     raise UserError(ValueError(f"{_describe(value)} is not in list"))

@@ -29,18 +29,28 @@ class UserFunctionVariable(VariableTracker):
         return tx.inline_user_function(self, args, kwargs)
 
     def closure_cells(self, tx) -> list:
-        from .builder import wrap
-        from ..sources import closure_cell_source
+        """One CellVariable per real cell (shared by every call that reads it, so a
+        ``nonlocal`` write is seen by the next call); its source is the cell object."""
+        from ..sources import AttrSource, ConstSource, ItemSource
         from .base import CellVariable
+        from .builder import wrap
 
         cells = []
         for i, (name, cell) in enumerate(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ())):
-            source = closure_cell_source(self.source, i) if self.source is not None else None
+            known = tx.output.objects.get(id(cell))
+            if known is not None:
+                cells.append(known[1])
+                continue
+            cell_source = ItemSource(AttrSource(self.source, "__closure__"), i) if self.source is not None \
+                else ConstSource(cell, f"{self.fn.__qualname__}.__closure__[{i}]")
             try:
                 contents = cell.cell_contents
             except ValueError:
                 raise Unsupported(f"free variable {name!r} referenced before assignment") from None
-            cells.append(CellVariable(wrap(tx, contents, source), name, external=True))
+            variable = CellVariable(wrap(tx, contents, AttrSource(cell_source, "cell_contents")), name,
+                                    external=True, source=cell_source)
+            tx.output.objects[id(cell)] = (cell, variable)
+            cells.append(variable)
         return cells
 
     def defaults(self, tx) -> tuple:

@@ -32,12 +32,12 @@ class ObjectVariable(ValueVariable):
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap
 
-        stored = tx.output.side_effects.attribute(self.value, name)
+        stored = self.stored_attribute(tx, name)
         if stored is DELETED:
             raise UserError(AttributeError(f"'{type(self.value).__name__}' object has no attribute '{name}'"))
         if stored is not None:
             return stored
-        source = AttrSource(self.source, name) if self.source is not None else None
+        source = self.attribute_source(name)
         static = _static_attr(self.value, name)
         if isinstance(static, types.FunctionType):
             # A plain function found on the class: a method to inline with self bound.
@@ -71,6 +71,16 @@ class ObjectVariable(ValueVariable):
             raise Unsupported(f"assignment to {cls.__name__}.{name}, a descriptor the compiler does not model")
         if cls.__setattr__ is not object.__setattr__ or (value is DELETED and cls.__delattr__ is not object.__delattr__):
             raise Unsupported(f"assignment to an attribute of {cls.__name__}, which has a custom __setattr__")
+        self.record_store(tx, name, value)
+
+    # -- where attributes live: side effects for objects from outside the frame ------------
+    def stored_attribute(self, tx, name: str):
+        return tx.output.side_effects.attribute(self.value, name)
+
+    def attribute_source(self, name: str):
+        return AttrSource(self.source, name) if self.source is not None else None
+
+    def record_store(self, tx, name: str, value) -> None:
         tx.output.side_effects.store_attribute(self, name, value)
 
     def __repr__(self) -> str:
@@ -284,6 +294,10 @@ class ClassVariable(ObjectVariable):
         cls = self.value
         if has_special_handling(cls):
             return call_special(tx, cls, args, kwargs)
+        from .instances import construct, is_plain_class
+
+        if is_plain_class(cls):
+            return construct(tx, self, args, kwargs)
         if issubclass(cls, BaseException) and not kwargs and all(a.is_python_constant() for a in args):
             from .exceptions import ExceptionVariable, is_plain_exception
 

@@ -5,6 +5,7 @@ from ...errors import Unsupported
 from ...tracing.variables.base import ConstantVariable
 from ...tracing.variables.containers import ListVariable, TupleVariable
 from ...tracing.variables.dicts import DictVariable
+from ...tracing.variables.sets import SetMethodVariable, SetVariable
 from . import handles
 
 
@@ -35,6 +36,23 @@ def build_const_key_map(tx, ins):
     keys = tx.pop().as_python_constant()
     values = tx.popn(ins.arg)
     tx.push(DictVariable(dict(zip(keys, values))))
+
+
+@handles("BUILD_SET")
+def build_set(tx, ins):
+    tx.push(SetVariable.of(tx.popn(ins.arg)))
+
+
+@handles("SET_ADD")
+def set_add(tx, ins):
+    value = tx.pop()
+    SetMethodVariable(tx.stack[-ins.arg], "add").call(tx, [value], {})
+
+
+@handles("SET_UPDATE")
+def set_update(tx, ins):
+    values = tx.pop()
+    SetMethodVariable(tx.stack[-ins.arg], "update").call(tx, [values], {})
 
 
 @handles("LIST_APPEND")

@@ -91,9 +91,12 @@ def load_deref(tx, ins):
 @handles("STORE_DEREF")
 def store_deref(tx, ins):
     cell = _cell(tx, ins.argval)
-    if cell.external:
-        raise Unsupported(f"assignment to nonlocal {ins.argval!r} of a function outside the compiled region (a side effect)")
-    cell.contents = tx.pop()
+    value = tx.pop()
+    if cell.external:  # a cell that outlives the frame: the write is replayed
+        tx.output.side_effects.store_cell(cell, value)
+        return
+    tx.output.side_effects.journal_state(cell)
+    cell.contents = value
 
 
 @handles("LOAD_ATTR")
@@ -151,3 +154,29 @@ def copy(tx, ins):
 def swap(tx, ins):
     stack = tx.stack
     stack[-1], stack[-ins.arg] = stack[-ins.arg], stack[-1]
+
+
+@handles("IMPORT_NAME")
+def import_name(tx, ins):
+    """``import m`` / ``from m import x`` of a module already imported: no effect but the
+    lookup (a first import runs module code: the graph breaks and eager imports it)."""
+    import sys
+
+    from ...tracing.sources import ConstSource
+    from ...tracing.variables.objects import PythonModuleVariable
+
+    fromlist = tx.pop().as_python_constant()
+    level = tx.pop().as_python_constant()
+    name = ins.argval
+    if level != 0 or name not in sys.modules:
+        raise Unsupported(f"import of {name!r}, not imported yet or relative (runs eagerly)")
+    top = name if fromlist else name.partition(".")[0]
+    module = sys.modules.get(top)
+    if module is None:
+        raise Unsupported(f"import of {name!r}")
+    tx.push(PythonModuleVariable(module, ConstSource(module, f"<module {top}>")))
+
+
+@handles("IMPORT_FROM")
+def import_from(tx, ins):
+    tx.push(tx.stack[-1].var_getattr(tx, ins.argval))

@@ -1,0 +1,209 @@
+"""Set variables: sets of constants, their methods and operators (changed in place through the journal)."""
+from __future__ import annotations
+
+import operator
+
+from ...errors import Unsupported, UserError
+from .base import ConstantVariable, VariableTracker
+from .iterators import IteratorVariable
+
+
+def _element(variable):
+    if not variable.is_python_constant():
+        raise Unsupported(f"a set element that is not a constant: {variable}")
+    value = variable.as_python_constant()
+    try:
+        hash(value)
+    except TypeError as exc:
+        raise UserError(TypeError(str(exc))) from None
+    return value
+
+
+class SetVariable(VariableTracker):
+    """A set (or frozenset) of constants, kept in insertion order of the traced program."""
+
+    def __init__(self, values, source=None, set_type: type = set):
+        self.values = dict.fromkeys(values)
+        self.source = source
+        self.set_type = set_type
+
+    @classmethod
+    def of(cls, variables, set_type: type = set) -> "SetVariable":
+        return cls([_element(v) for v in variables], set_type=set_type)
+
+    # The side-effect model treats a set like a container of its elements.
+    @property
+    def items(self) -> dict:
+        return self.values
+
+    def set_items(self) -> list:
+        return [ConstantVariable(v) for v in self.values]
+
+    def python_type(self) -> type:
+        return self.set_type
+
+    def save_state(self):
+        return dict(self.values)
+
+    def restore_state(self, state) -> None:
+        self.values = state
+
+    def is_python_constant(self) -> bool:
+        return self.set_type is frozenset
+
+    def as_python_constant(self):
+        return self.set_type(self.values)
+
+    def truth(self, tx) -> bool:
+        return bool(self.values)
+
+    def length(self, tx) -> int:
+        return len(self.values)
+
+    def unpack(self, tx) -> list:
+        return [ConstantVariable(v) for v in self.set_type(self.values)]  # Python's iteration order
+
+    def iterate(self, tx):
+        return IteratorVariable(self.unpack(tx))
+
+    def contains(self, tx, item) -> bool:
+        return _element(item) in self.values
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name not in SET_METHODS or (self.set_type is frozenset and SET_METHODS[name][0]):
+            raise Unsupported(f"{self.set_type.__name__}.{name}")
+        return SetMethodVariable(self, name)
+
+    def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            self.source.reconstruct(cg)
+            return
+        if self.set_type is frozenset:
+            cg.load_const(frozenset(self.values))
+            return
+        for value in self.values:
+            cg.load_const(value)
+        cg.emit("BUILD_SET", len(self.values))
+
+    def __repr__(self) -> str:
+        return f"SetVariable({set(self.values)!r})"
+
+
+def _other(tx, value) -> list:
+    if isinstance(value, SetVariable):
+        return list(value.values)
+    return [_element(v) for v in value.unpack(tx)]
+
+
+def _new(target, values) -> SetVariable:
+    return SetVariable(values, set_type=target.set_type)
+
+
+def _remove(tx, target, item):
+    key = _element(item)
+    if key not in target.values:
+        raise UserError(KeyError(key))
+    del target.values[key]
+
+
+def _pop(tx, target):
+    if not target.values:
+        raise UserError(KeyError("pop from an empty set"))
+    key = next(iter(set(target.values)))  # the element Python's set would pop
+    del target.values[key]
+    return ConstantVariable(key)
+
+
+def _combine(op):
+    def method(tx, target, *others):
+        result = set(target.values)
+        for other in others:
+            result = op(result, set(_other(tx, other)))
+        return _new(target, result)
+
+    return method
+
+
+def _update(op):
+    def method(tx, target, *others):
+        combined = _combine(op)(tx, target, *others)
+        target.values = combined.values
+
+    return method
+
+
+#: name -> (changes the set?, handler(tx, target, *args) -> variable or None).
+SET_METHODS = {
+    "add": (True, lambda tx, s, item: s.values.setdefault(_element(item))),
+    "discard": (True, lambda tx, s, item: s.values.pop(_element(item), None)),
+    "remove": (True, _remove),
+    "pop": (True, _pop),
+    "clear": (True, lambda tx, s: s.values.clear()),
+    "update": (True, _update(operator.or_)),
+    "intersection_update": (True, _update(operator.and_)),
+    "difference_update": (True, _update(operator.sub)),
+    "symmetric_difference_update": (True, _update(operator.xor)),
+    "union": (False, _combine(operator.or_)),
+    "intersection": (False, _combine(operator.and_)),
+    "difference": (False, _combine(operator.sub)),
+    "symmetric_difference": (False, _combine(operator.xor)),
+    "copy": (False, lambda tx, s: _new(s, s.values)),
+    "issubset": (False, lambda tx, s, o: ConstantVariable(set(s.values) <= set(_other(tx, o)))),
+    "issuperset": (False, lambda tx, s, o: ConstantVariable(set(s.values) >= set(_other(tx, o)))),
+    "isdisjoint": (False, lambda tx, s, o: ConstantVariable(set(s.values).isdisjoint(_other(tx, o)))),
+}
+
+
+class SetMethodVariable(VariableTracker):
+    """A bound method of a set variable (``SET_METHODS``)."""
+
+    def __init__(self, target: SetVariable, name: str):
+        self.target, self.name = target, name
+
+    def call(self, tx, args, kwargs):
+        if kwargs:
+            raise UserError(TypeError(f"set.{self.name}() takes no keyword arguments"))
+        changes, method = SET_METHODS[self.name]
+        if changes:
+            tx.output.side_effects.mutation(self.target)
+        result = method(tx, self.target, *args)
+        return result if isinstance(result, VariableTracker) else ConstantVariable(None)
+
+    def children(self) -> list:
+        return [self.target]
+
+    def reconstruct(self, cg) -> None:
+        cg.reconstruct(self.target)
+        cg.load_attr(self.name)
+
+
+def _binary(name: str, in_place: bool):
+    def handler(tx, left, right):
+        if not isinstance(right, SetVariable):
+            raise UserError(TypeError(f"unsupported operand type(s) for set operation: "
+                                      f"'{left.python_type().__name__}' and '{right.python_type().__name__}'"))
+        if in_place and left.set_type is set:
+            SetMethodVariable(left, name + "_update" if name != "union" else "update").call(tx, [right], {})
+            return left
+        return SetMethodVariable(left, name).call(tx, [right], {})
+
+    return handler
+
+
+def _compare(op):
+    def handler(tx, left, right):
+        if not isinstance(right, SetVariable):
+            return ConstantVariable(op is operator.ne)
+        return ConstantVariable(op(set(left.values), set(right.values)))
+
+    return handler
+
+
+#: operator -> handler(tx, left, right) when ``left`` is a set variable.
+SET_OPERATORS = {
+    **{op: _compare(op) for op in (operator.eq, operator.ne, operator.le, operator.ge, operator.lt, operator.gt)},
+    operator.or_: _binary("union", False), operator.ior: _binary("union", True),
+    operator.and_: _binary("intersection", False), operator.iand: _binary("intersection", True),
+    operator.sub: _binary("difference", False), operator.isub: _binary("difference", True),
+    operator.xor: _binary("symmetric_difference", False), operator.ixor: _binary("symmetric_difference", True),
+}
