@@ -183,6 +183,16 @@ class Accumulator:
         return self
 
 
+class Doubling(Accumulator):
+    def add(self, value):
+        return super().add(value * 2)
+
+
+def _super_in_a_frame_object(x):
+    acc = Doubling(x)
+    return acc.add(x).total, acc.seen
+
+
 def _make_bump():
     count = 0
 
@@ -276,6 +286,7 @@ class _Box:
     (_sets, lambda c: (t(c), {5, c})),
     (_collections, lambda c: (t(c),)),
     (_user_objects, lambda c: (t(c),)),
+    (_super_in_a_frame_object, lambda c: (t(c),)),
     (_nonlocal_writes, lambda c: (t(c),)),
     (_lazy_iterators, lambda c: (t(c), t(c) - 1)),
     (_del_attribute, lambda c: (t(c), _Box(extra=1, value=0))),

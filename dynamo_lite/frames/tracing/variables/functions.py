@@ -153,7 +153,7 @@ class SuperVariable(VariableTracker):
     def var_getattr(self, tx, name: str) -> VariableTracker:
         import types
 
-        mro = type(self.self_var.as_traceable()).__mro__
+        mro = self.self_var.python_type().__mro__
         for klass in mro[mro.index(self.cls) + 1:]:
             if name in klass.__dict__:
                 attr = klass.__dict__[name]

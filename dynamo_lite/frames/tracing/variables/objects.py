@@ -43,7 +43,7 @@ class ObjectVariable(ValueVariable):
             # A plain function found on the class: a method to inline with self bound.
             if name in getattr(self.value, "__dict__", {}):
                 return wrap(tx, static, source)
-            return UserMethodVariable(static, self, source)
+            return UserMethodVariable(static, self, source if self.source is not None else None)
         if isinstance(static, staticmethod):
             return wrap(tx, static.__func__, None)
         if isinstance(static, classmethod):
