@@ -37,21 +37,23 @@ def per_call(name: str, backend: str) -> dict:
     _, dynamic, _ = _compiled(name, True, backend)
     static(*inputs)
     dynamic(*inputs)
-    medians = measure({"static": lambda: static(*inputs), "dynamic": lambda: dynamic(*inputs)}, rounds=9)
+    medians = measure({"static": lambda: static(*inputs), "dynamic": lambda: dynamic(*inputs)}, rounds=15)
     return {k: v.median for k, v in medians.items()}
 
 
-def translation_seconds(name: str, dynamic, backend: str, repeat: int) -> float:
-    """Median translation time (``compile_time_s`` of the frame's entry) over fresh compiles."""
-    samples = []
+def translation_seconds(name: str, backend: str, repeat: int) -> dict:
+    """Median translation time (``compile_time_s`` of the frame's entry) over fresh compiles,
+    static (``dynamic=False``) and symbolic (``dynamic=True``) alternating."""
+    samples: dict = {False: [], True: []}
     for _ in range(repeat):
-        dl.reset()
-        model, compiled, inputs = _compiled(name, dynamic, backend)
-        compiled(*inputs)
-        forward = getattr(model, "forward", model)
-        entry = dl.frames.api.default_hook.cache_for(forward).entries[0]
-        samples.append(entry.report.compile_time_s)
-    return statistics.median(samples)
+        for dynamic in (False, True):
+            dl.reset()
+            model, compiled, inputs = _compiled(name, dynamic, backend)
+            compiled(*inputs)
+            forward = getattr(model, "forward", model)
+            entry = dl.frames.api.default_hook.cache_for(forward).entries[0]
+            samples[dynamic].append(entry.report.compile_time_s)
+    return {dynamic: statistics.median(values) for dynamic, values in samples.items()}
 
 
 def sweep(dynamic, backend: str) -> tuple:
@@ -74,15 +76,15 @@ def main(argv=None) -> None:
 def _report(argv) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="numpy")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=9)
     args = parser.parse_args(argv)
     print(f"backend {args.backend}")
     print(f"{'workload':10} {'static µs':>10} {'dynamic µs':>11} {'ratio':>6}   "
           f"{'static trace ms':>15} {'symbolic trace ms':>17} {'ratio':>6}")
     for name in ("mlp", "gpt"):
         calls = per_call(name, args.backend)
-        static_t = translation_seconds(name, False, args.backend, args.repeat)
-        dynamic_t = translation_seconds(name, True, args.backend, args.repeat)
+        trace = translation_seconds(name, args.backend, args.repeat)
+        static_t, dynamic_t = trace[False], trace[True]
         print(f"{name:10} {calls['static'] * 1e6:10.1f} {calls['dynamic'] * 1e6:11.1f} "
               f"{calls['dynamic'] / calls['static']:6.2f}   {static_t * 1e3:15.1f} {dynamic_t * 1e3:17.1f} "
               f"{dynamic_t / static_t:6.2f}")
