@@ -9,7 +9,6 @@ static graph for that signature.
 from __future__ import annotations
 
 from ...tensor.symint import SIZE_FUNCTIONS, has_symbols
-from ..graph_module import GraphModule
 from ..shape_prop import ShapeProp
 
 
@@ -30,9 +29,19 @@ def fold_sizes(graph) -> None:
             graph.erase_node(node)
 
 
+class _GraphWithAttributes:
+    """What ShapeProp reads of a module (without generating a GraphModule's code per shape)."""
+
+    def __init__(self, graph, attributes: dict):
+        self.graph, self.attributes = graph, attributes
+
+    def get_attribute(self, qualname: str):
+        return self.attributes[qualname]
+
+
 def specialize(graph, attributes: dict, inputs) -> None:
     """Make ``graph`` (a private copy) static for ``inputs``: metas re-derived, sizes folded."""
-    ShapeProp(GraphModule(attributes, graph)).propagate(*inputs)
+    ShapeProp(_GraphWithAttributes(graph, attributes)).propagate(*inputs)
     fold_sizes(graph)
 
 
