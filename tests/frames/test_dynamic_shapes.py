@@ -259,3 +259,19 @@ def test_cupy_kernels_run_a_symbolic_graph_per_shape():
         x, y = dl.randn(n, 4), dl.randn(4)
         assert_equal_values(compiled(x, y), f(x, y), rtol=1e-5, atol=1e-5)
     assert dl.stats().frames_compiled == 1
+
+
+def test_numpy_backend_runs_a_dynamic_graph_past_its_signature_limit():
+    from dynamo_lite.backends.numpy import MAX_SIGNATURES
+
+    def f(x):
+        return (x * 2 + 1).sum(-1)
+
+    compiled = dl.compile(f, dynamic=True, backend="numpy")
+    sizes = list(range(2, MAX_SIGNATURES + 6)) + [2, 3]
+    for n in sizes:
+        x = dl.randn(n, 5)
+        assert_equal_values(compiled(x), f(x))
+    assert dl.stats().frames_compiled == 1
+    gm = _graph_entries(f)[0].report.graphs[0]
+    assert gm.backend_code.startswith("# numpy backend: 1 pointwise groups")
