@@ -3,7 +3,8 @@
 The fixture ``fixtures/functional.npz`` holds each case's inputs and torch's outputs
 (and, for ops that update buffers in place, the inputs after the call);
 ``fixtures/functional_errors.json`` torch's exception type and message for bad input.
-Both were written by ``fixtures/record_torch.py`` with PyTorch 2.13 (CPU).
+Both were written by ``fixtures/record_torch.py`` with PyTorch 2.13 (CPU). Compiled runs
+cover every backend (cupy through its host emulation).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 
 import dynamo_lite as dl
 import dynamo_lite.nn.functional as F
+from tests.cupy_emulated import cupy_emulated  # noqa: F401  (fixture)
 from tests.helpers import assert_equal_values
 
 from . import torch_cases as C
@@ -75,6 +77,15 @@ def test_bad_input_raises_like_torch(name, fn, args, kwargs):
 
 @pytest.mark.parametrize("name,fn,args,kwargs", C.FUNCTIONAL_CASES, ids=[c[0] for c in C.FUNCTIONAL_CASES])
 def test_compiled_matches_eager(name, fn, args, kwargs, backend):
+    _check_compiled(name, fn, args, kwargs, backend)
+
+
+@pytest.mark.parametrize("name,fn,args,kwargs", C.FUNCTIONAL_CASES, ids=[c[0] for c in C.FUNCTIONAL_CASES])
+def test_on_the_cupy_backend(name, fn, args, kwargs, cupy_emulated):
+    _check_compiled(name, fn, args, kwargs, cupy_emulated)
+
+
+def _check_compiled(name, fn, args, kwargs, backend):
     function = getattr(F, fn)
     eager_args, eager_kwargs = _inputs(name, args, kwargs)
     expected = function(*eager_args, **eager_kwargs)

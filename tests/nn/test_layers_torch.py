@@ -2,7 +2,8 @@
 
 ``fixtures/layers.npz`` was written by ``fixtures/record_torch.py`` with PyTorch 2.13 (CPU)
 from the cases in ``torch_layer_cases.py``. Each case also runs compiled (fullgraph) on
-every backend and must equal eager, including the buffers it updates.
+every backend (cupy through its host emulation) and must equal eager, including the
+buffers it updates.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 import dynamo_lite as dl
+from tests.cupy_emulated import cupy_emulated  # noqa: F401  (fixture)
 from tests.helpers import assert_equal_values
 
 from . import torch_cases as C
@@ -75,6 +77,15 @@ def test_layer_matches_torch(case):
 
 @pytest.mark.parametrize("case", LAYER_CASES, ids=[c[0] for c in LAYER_CASES])
 def test_compiled_layer_matches_eager(case, backend):
+    _check_compiled(case, backend)
+
+
+@pytest.mark.parametrize("case", LAYER_CASES, ids=[c[0] for c in LAYER_CASES])
+def test_layer_on_the_cupy_backend(case, cupy_emulated):
+    _check_compiled(case, cupy_emulated)
+
+
+def _check_compiled(case, backend):
     name, cls, ctor, args, kwargs, training = case
     eager_layer, compiled_layer = build(name, cls, ctor, training), build(name, cls, ctor, training)
     eager_args, eager_kwargs = inputs(name, args, kwargs)

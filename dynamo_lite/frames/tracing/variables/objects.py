@@ -188,7 +188,8 @@ class NNModuleVariable(ObjectVariable):
 
         module = self.value
         modules = module.__dict__.get("_modules", {})
-        if hasattr(module, "__iter__") and modules:
+        parameters = list(module.__dict__.get("_parameters", {}).values())
+        if hasattr(module, "__iter__") and (modules or _iterates_over(module, parameters)):  # ParameterList
             self.length(tx)  # guards the length
             return [wrap(tx, m, ItemSource(self.source, i) if self.source is not None else None)
                     for i, m in enumerate(module)]
@@ -208,6 +209,12 @@ class NNModuleVariable(ObjectVariable):
             return wrap(tx, result, None) if self.source is None else NNModuleVariable(result, None)
         source = ItemSource(self.source, index) if self.source is not None else None
         return wrap(tx, result, source)
+
+
+def _iterates_over(module, members: list) -> bool:
+    """True when iterating ``module`` yields exactly ``members``, in order (ParameterList)."""
+    items = list(module)
+    return bool(members) and len(items) == len(members) and all(a is b for a, b in zip(items, members))
 
 
 #: Module methods that walk the module tree: evaluated while tracing, every module and
