@@ -73,23 +73,55 @@ def _repeat_heads(tensor, repeats: int):
     return expanded.reshape(shape[:-3] + (shape[-3] * repeats,) + shape[-2:])
 
 
-def multi_head_attention_forward(query, key, value, num_heads: int, in_proj_weight, in_proj_bias,
-                                 out_proj_weight, out_proj_bias, key_padding_mask=None, need_weights: bool = True,
-                                 attn_mask=None, average_attn_weights: bool = True, is_causal: bool = False,
-                                 dropout_p: float = 0.0, training: bool = True, separate_proj_weights=None):
-    """Multi-head attention on batch-first ``(N, L, E)`` inputs (what ``nn.MultiheadAttention`` runs).
+def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num_heads: int, in_proj_weight,
+                                 in_proj_bias, bias_k, bias_v, add_zero_attn: bool, dropout_p: float,
+                                 out_proj_weight, out_proj_bias, training: bool = True, key_padding_mask=None,
+                                 need_weights: bool = True, attn_mask=None, use_separate_proj_weight: bool = False,
+                                 q_proj_weight=None, k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights: bool = True, is_causal: bool = False):
+    """Multi-head attention with torch's functional signature: inputs ``(L, N, E)`` or unbatched ``(L, E)``.
 
-    Args:
-        in_proj_weight, in_proj_bias: the packed ``(3E, E)`` q/k/v projection (or None
-            when ``separate_proj_weights`` = (q_weight, k_weight, v_weight) is given).
-        key_padding_mask: ``(N, S)``, True (or -inf) where a key is padding.
-        attn_mask: ``(L, S)`` or ``(N * num_heads, L, S)``, True (or -inf) where attending
-            is *not* allowed, as torch's module API has it.
+    Masks say where attending is *not* allowed (True or ``-inf``): ``key_padding_mask``
+    ``(N, S)``, ``attn_mask`` ``(L, S)`` or ``(N * num_heads, L, S)``. ``is_causal`` is
+    only a hint that ``attn_mask`` is causal (the mask is what is applied).
 
     Returns:
-        ``(output (N, L, E), weights)``: weights ``(N, L, S)`` averaged over heads (or
+        ``(output, weights)``: weights ``(N, L, S)`` averaged over heads (or
         ``(N, heads, L, S)``), None unless ``need_weights``.
+
+    Example:
+        >>> x, w = dl.randn(5, 2, 8), dl.randn(24, 8)
+        >>> F.multi_head_attention_forward(x, x, x, 8, 2, w, None, None, None, False, 0.0,
+        ...                                dl.randn(8, 8), None)[0].shape
+        dl.Size([5, 2, 8])
     """
+    if bias_k is not None or bias_v is not None or add_zero_attn or static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: bias_k/bias_v, add_zero_attn and static_k/static_v "
+                                  "are not supported")
+    if query.shape[-1] != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got "
+                             f"{query.shape[-1]}")
+    unbatched = query.dim() == 2
+    if unbatched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    separate = (q_proj_weight, k_proj_weight, v_proj_weight) if use_separate_proj_weight else None
+    output, weights = batch_first_attention(
+        query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1), num_heads, in_proj_weight, in_proj_bias,
+        out_proj_weight, out_proj_bias, key_padding_mask, need_weights, attn_mask, average_attn_weights, is_causal,
+        dropout_p if training else 0.0, separate)
+    output = output.transpose(0, 1)
+    if unbatched:
+        return output.squeeze(1), None if weights is None else weights.squeeze(0)
+    return output, weights
+
+
+def batch_first_attention(query, key, value, num_heads: int, in_proj_weight, in_proj_bias, out_proj_weight,
+                          out_proj_bias, key_padding_mask, need_weights: bool, attn_mask, average_attn_weights: bool,
+                          is_causal: bool, dropout_p: float, separate_proj_weights=None):
+    """Multi-head attention on batch-first ``(N, L, E)`` inputs (what ``nn.MultiheadAttention`` runs);
+    arguments as in ``multi_head_attention_forward``, ``dropout_p`` already 0 when not training."""
     batch, length, embed = query.shape
     source = key.shape[1]
     head_dim = embed // num_heads
@@ -106,7 +138,6 @@ def multi_head_attention_forward(query, key, value, num_heads: int, in_proj_weig
         return x.reshape(batch, size, num_heads, head_dim).transpose(1, 2)
 
     q, k, v = heads(q, length), heads(k, source), heads(v, source)
-    # ``is_causal`` is only a hint that ``attn_mask`` is causal: the mask itself is applied.
     if is_causal and attn_mask is None:
         raise RuntimeError("Need attn_mask if specifying the is_causal hint.")
     bias = _combined_bias(attn_mask, key_padding_mask, q.dtype, batch, num_heads, length, source)
@@ -114,7 +145,7 @@ def multi_head_attention_forward(query, key, value, num_heads: int, in_proj_weig
     if bias is not None:
         scores = scores + bias
     weights = ops.softmax(scores, -1)
-    if dropout_p > 0.0 and training:
+    if dropout_p > 0.0:
         weights = ops.dropout(weights, dropout_p, True)
     output = ops.matmul(weights, v).transpose(1, 2).reshape(batch, length, embed)
     output = ops.linear(output, out_proj_weight, out_proj_bias)

@@ -95,6 +95,13 @@ FUNCTIONAL_CASES = [
     ("embedding_bag_weights", "embedding_bag", [I((6,), 10), T((10, 4)), L((0, 4))],
      {"mode": "sum", "per_sample_weights": T((6,))}),
     ("embedding_bag_padding", "embedding_bag", [I((3, 4), 4), T((4, 3))], {"padding_idx": 1}),
+    ("multi_head_attention_forward", "multi_head_attention_forward",
+     [T((5, 3, 8)), T((6, 3, 8)), T((6, 3, 8)), 8, 2, T((24, 8)), T((24,)), None, None, False, 0.0, T((8, 8)),
+      T((8,))], {"key_padding_mask": B((3, 6)), "attn_mask": B((5, 6)), "training": False}),
+    ("multi_head_attention_forward_separate", "multi_head_attention_forward",
+     [T((4, 8)), T((6, 5)), T((6, 3)), 8, 4, None, None, None, None, False, 0.0, T((8, 8)), None],
+     {"use_separate_proj_weight": True, "q_proj_weight": T((8, 8)), "k_proj_weight": T((8, 5)),
+      "v_proj_weight": T((8, 3)), "average_attn_weights": False}),
 ]
 
 #: Bad input: torch's exception type and message are recorded and must be matched.

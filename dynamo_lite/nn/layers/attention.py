@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from ...ops import api as ops
-from .. import functional as F
+from ..functional_attention import batch_first_attention
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
@@ -97,11 +97,10 @@ class MultiheadAttention(Module):
                                  f"{query.shape[-1]}")
         separate = None if self._qkv_same_embed_dim else (self.q_proj_weight, self.k_proj_weight,
                                                           self.v_proj_weight)
-        output, weights = F.multi_head_attention_forward(
+        output, weights = batch_first_attention(
             query, key, value, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
-            self.out_proj.bias, key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
-            average_attn_weights=average_attn_weights, is_causal=is_causal, dropout_p=self.dropout,
-            training=self.training, separate_proj_weights=separate)
+            self.out_proj.bias, key_padding_mask, need_weights, attn_mask, average_attn_weights, is_causal,
+            self.dropout if self.training else 0.0, separate)
         if unbatched:
             output = output.squeeze(0)
             weights = None if weights is None else weights.squeeze(0)
