@@ -17,6 +17,7 @@ from ..tensor.dtype import bool_, int16, int32, int64, int8, uint8
 from ..tensor.layout import broadcast_shapes
 from ..tensor.meta import TensorMeta
 from ..tensor.tensor import from_array
+from .comparison import masked_fill_
 from .conversions import _is_tensor, copy_, fill_, to
 from .registry import register_op
 from .views import view, view_meta
@@ -243,9 +244,18 @@ def _strip_leading_ones(value, ndim: int):
     return value
 
 
+def _is_full_mask(self, index) -> bool:
+    return _is_tensor(index) and index.dtype is bool_ and index.shape == self.shape
+
+
 def setitem(self, index, value) -> None:
     """``self[index] = value`` in place (value: a number or a tensor broadcast to the target)."""
     value = _as_value(self, value)
+    if _is_full_mask(self, index) and (not _is_tensor(value) or value.ndim == 0):
+        # x[mask] = v with a mask shaped like x is masked_fill_: no need to read the mask
+        # (so it stays traceable), see NOTE: [masks need data].
+        masked_fill_(self, index, value)
+        return
     target, indices = _parse(self, index)
     if indices is None:
         if _is_tensor(value):
