@@ -7,6 +7,7 @@ buffers it updates.
 """
 from __future__ import annotations
 
+import json
 import pathlib
 
 import numpy as np
@@ -17,7 +18,7 @@ from tests.cupy_emulated import cupy_emulated  # noqa: F401  (fixture)
 from tests.helpers import assert_equal_values
 
 from . import torch_cases as C
-from .torch_layer_cases import LAYER_CASES
+from .torch_layer_cases import LAYER_CASES, LAYER_ERROR_CASES
 
 RECORDED = np.load(pathlib.Path(__file__).parent / "fixtures" / "layers.npz")
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
@@ -101,3 +102,29 @@ def _check_compiled(case, backend):
     assert stats.frames_compiled >= 1 and not stats.fallbacks and stats.cache_hits >= 1
     if fullgraph:
         assert stats.graph_count == 1 and stats.frames_compiled == 1 and stats.recompiles == 0
+
+
+ERROR_INPUTS = np.load(pathlib.Path(__file__).parent / "fixtures" / "layer_error_inputs.npz")
+LAYER_ERRORS = json.loads((pathlib.Path(__file__).parent / "fixtures" / "layer_errors.json").read_text())
+
+
+@pytest.mark.parametrize("case", LAYER_ERROR_CASES, ids=[c[0] for c in LAYER_ERROR_CASES])
+def test_bad_layer_input_raises_like_torch(case):
+    name, cls, ctor, args, kwargs = case
+    counter = iter(range(100))
+
+    def make(spec):
+        if isinstance(spec, tuple):
+            return tuple(make(s) for s in spec)
+        if isinstance(spec, (C.T, C.I, C.B, C.L)):
+            return dl.tensor(ERROR_INPUTS[f"{name}/in{next(counter)}"])
+        return spec
+
+    args, kwargs = [make(a) for a in args], {k: make(v) for k, v in kwargs.items()}
+    kind, message = LAYER_ERRORS[name]
+    with pytest.raises(Exception) as info:
+        layer = getattr(dl.nn, cls)(**ctor)
+        if args:
+            layer(*args, **kwargs)
+    assert type(info.value).__name__ == kind
+    assert str(info.value) == message.replace("torch.Size", "dl.Size")

@@ -69,3 +69,33 @@ LAYER_CASES = [
                                     "dim_feedforward": 16, "dropout": 0.0, "batch_first": True},
      [T((3, 6, 8)), T((3, 4, 8))], {"src_key_padding_mask": B((3, 6))}, True),
 ]
+
+#: Bad input to a layer (or its constructor): ``(name, class name, constructor kwargs, forward
+#: args, forward kwargs)``; torch's exception type and message are in ``layer_errors.json``.
+LAYER_ERROR_CASES = [
+    ("lstm_hidden_layers", "LSTM", {"input_size": 4, "hidden_size": 6, "num_layers": 2},
+     [T((5, 3, 4)), (T((1, 3, 6)), T((2, 3, 6)))], {}),
+    ("lstm_cell_state_size", "LSTM", {"input_size": 4, "hidden_size": 6, "num_layers": 2},
+     [T((5, 3, 4)), (T((2, 3, 6)), T((2, 3, 5)))], {}),
+    ("gru_input_size", "GRU", {"input_size": 4, "hidden_size": 6}, [T((5, 3, 5))], {}),
+    ("gru_input_rank", "GRU", {"input_size": 4, "hidden_size": 6}, [T((5, 3, 4, 1))], {}),
+    ("gru_batched_hidden_rank", "GRU", {"input_size": 4, "hidden_size": 6}, [T((5, 3, 4)), T((3, 6))], {}),
+    ("rnn_unbatched_hidden_rank", "RNN", {"input_size": 4, "hidden_size": 6}, [T((5, 4)), T((1, 1, 6))], {}),
+    ("lstm_cell_input_size", "LSTMCell", {"input_size": 4, "hidden_size": 6}, [T((3, 5))], {}),
+    ("lstm_cell_batch", "LSTMCell", {"input_size": 4, "hidden_size": 6}, [T((3, 4)), (T((2, 6)), T((3, 6)))], {}),
+    ("gru_cell_hidden_size", "GRUCell", {"input_size": 4, "hidden_size": 6}, [T((3, 4)), T((3, 5))], {}),
+    ("rnn_cell_rank", "RNNCell", {"input_size": 4, "hidden_size": 6}, [T((3, 4, 2))], {}),
+    ("batch_norm2d_rank", "BatchNorm2d", {"num_features": 3}, [T((2, 3, 4))], {}),
+    ("batch_norm1d_rank", "BatchNorm1d", {"num_features": 3}, [T((2, 3, 4, 5))], {}),
+    ("mha_embed_dim", "MultiheadAttention", {"embed_dim": 8, "num_heads": 2}, [T((5, 3, 6))] * 3, {}),
+    ("mha_heads", "MultiheadAttention", {"embed_dim": 8, "num_heads": 3}, [], {}),
+    ("conv_transpose2d_output_size", "ConvTranspose2d", {"in_channels": 2, "out_channels": 2, "kernel_size": 2,
+                                                         "stride": 2}, [T((1, 2, 3, 3))], {"output_size": (9, 9)}),
+    ("group_norm_groups", "GroupNorm", {"num_groups": 4, "num_channels": 6}, [], {}),
+    ("instance_norm2d_rank", "InstanceNorm2d", {"num_features": 3}, [T((2, 3))], {}),
+    ("adaptive_avg_pool2d_rank", "AdaptiveAvgPool2d", {"output_size": 2}, [T((3, 3))], {}),
+    ("embedding_bag_mode", "EmbeddingBag", {"num_embeddings": 4, "embedding_dim": 2, "mode": "median"},
+     [I((2, 3), 4)], {}),
+    ("transformer_activation", "TransformerEncoderLayer", {"d_model": 8, "nhead": 2, "activation": "tanh"}, [], {}),
+    ("pixel_shuffle_rank", "PixelShuffle", {"upscale_factor": 2}, [T((4, 4))], {}),
+]

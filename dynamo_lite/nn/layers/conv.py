@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import dynamo_lite as dl
+from ...tensor.layout import Size
 
 from .. import functional as F
 from .. import init
@@ -194,18 +195,14 @@ class ConvTranspose2d(Module):
     def _output_padding(self, input, output_size) -> tuple:
         if output_size is None:
             return self.output_padding
-        output_size = tuple(output_size)[-2:]
-        padding = []
-        for i in range(2):
-            smallest = ((input.shape[-2 + i] - 1) * self.stride[i] - 2 * self.padding[i]
-                        + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
-            extra = output_size[i] - smallest
-            if not 0 <= extra < max(self.stride[i], self.dilation[i]):
-                raise ValueError(f"requested an output size of {list(output_size)}, but valid sizes range from "
-                                 f"{smallest} to {smallest + self.stride[i] - 1} (for an input of "
-                                 f"{list(input.shape)[2:]})")
-            padding.append(extra)
-        return tuple(padding)
+        wanted = tuple(output_size)[-2:]
+        smallest = [(input.shape[-2 + i] - 1) * self.stride[i] - 2 * self.padding[i]
+                    + self.dilation[i] * (self.kernel_size[i] - 1) + 1 for i in range(2)]
+        largest = [size + self.stride[i] - 1 for i, size in enumerate(smallest)]
+        if any(not low <= size <= high for size, low, high in zip(wanted, smallest, largest)):
+            raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {smallest} to "
+                             f"{largest} (for an input of {Size(input.shape[-2:])})")
+        return tuple(size - low for size, low in zip(wanted, smallest))
 
     def forward(self, input, output_size=None):
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,

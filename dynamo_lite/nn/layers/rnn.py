@@ -97,8 +97,8 @@ class RNNBase(Module):
         if self.mode == "LSTM":
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                 raise RuntimeError("LSTM expects hx to be a tuple (h_0, c_0)")
-            self._check_hidden(hx[0], expected, unbatched)
-            self._check_hidden(hx[1], expected, unbatched, "cell")
+            self._check_hidden(hx[0], expected, unbatched, "hidden[0]")
+            self._check_hidden(hx[1], expected, unbatched, "hidden[1]")
             return tuple(h.unsqueeze(1) for h in hx) if unbatched else tuple(hx)
         self._check_hidden(hx, expected, unbatched)
         return hx.unsqueeze(1) if unbatched else hx

@@ -93,6 +93,16 @@ class _CellBase(Module):
             input = input.unsqueeze(0)
         return input, unbatched
 
+    def _check_state(self, input, state: tuple) -> None:
+        """Each state tensor (h, or h and c) must be (batch, hidden_size), as torch checks them."""
+        for i, hidden in enumerate(state):
+            if hidden.shape[0] != input.shape[0]:
+                raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{i} batch size "
+                                   f"{hidden.shape[0]}")
+            if hidden.shape[-1] != self.hidden_size:
+                raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {hidden.shape[-1]}, expected "
+                                   f"{self.hidden_size}")
+
     def _zeros(self, input):
         return ops.zeros((input.shape[0], self.hidden_size), dtype=input.dtype, device=input.device)
 
@@ -125,6 +135,7 @@ class RNNCell(_CellBase):
     def forward(self, input, hx=None):
         input, unbatched = self._prepare(input, hx)
         state = self._zeros(input) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
+        self._check_state(input, (state,))
         output = self._step(input, state)
         return output.squeeze(0) if unbatched else output
 
@@ -147,6 +158,7 @@ class LSTMCell(_CellBase):
             state = (self._zeros(input), self._zeros(input))
         else:
             state = tuple(h.unsqueeze(0) for h in hx) if unbatched else tuple(hx)
+            self._check_state(input, state)
         hidden, cell = self._step(input, state)
         return (hidden.squeeze(0), cell.squeeze(0)) if unbatched else (hidden, cell)
 
@@ -164,5 +176,6 @@ class GRUCell(_CellBase):
     def forward(self, input, hx=None):
         input, unbatched = self._prepare(input, hx)
         state = self._zeros(input) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
+        self._check_state(input, (state,))
         output = self._step(input, state)
         return output.squeeze(0) if unbatched else output
