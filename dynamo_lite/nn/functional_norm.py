@@ -8,6 +8,7 @@ in place, so a compiled graph carries the update as a mutation of the buffer.
 from __future__ import annotations
 
 from ..ops import api as ops
+from ..tensor.layout import broadcast_shapes
 
 __all__ = ["batch_norm", "cosine_similarity", "group_norm", "instance_norm", "normalize", "rms_norm"]
 
@@ -179,17 +180,5 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
 
 
 def _broadcast(x1, x2):
-    shape = _broadcast_shape(tuple(x1.shape), tuple(x2.shape))
+    shape = broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     return x1.expand(shape), x2.expand(shape)
-
-
-def _broadcast_shape(a: tuple, b: tuple) -> tuple:
-    ndim = max(len(a), len(b))
-    a, b = (1,) * (ndim - len(a)) + a, (1,) * (ndim - len(b)) + b
-    shape = []
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y and 1 not in (x, y):
-            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
-                               f"dimension {i}")
-        shape.append(max(x, y))
-    return tuple(shape)

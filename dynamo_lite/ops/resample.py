@@ -98,6 +98,15 @@ def _blocks(size, kernel, dilation, padding, stride) -> int:
     return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
 
+def _patch_windows(kernel_size, dilation, stride, blocks):
+    """Yield ``(i, j, index)``: ``padded[index]`` is kernel element (i, j) of every block."""
+    for i in range(kernel_size[0]):
+        for j in range(kernel_size[1]):
+            top, left = i * dilation[0], j * dilation[1]
+            yield i, j, (slice(None), slice(None), slice(top, top + (blocks[0] - 1) * stride[0] + 1, stride[0]),
+                         slice(left, left + (blocks[1] - 1) * stride[1] + 1, stride[1]))
+
+
 def im2col_meta(input, kernel_size, dilation, padding, stride):
     sizes = input._sizes
     if len(sizes) not in (3, 4) or any(s == 0 for s in sizes[-3:]):
@@ -125,11 +134,8 @@ def im2col_kernel(xp, x, kernel_size, dilation, padding, stride, *, out):
     padded = xp.zeros((n, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=x.dtype)
     padded[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + w] = x
     cols = target.reshape(n, c, kh, kw, bh, bw)
-    for i in range(kh):
-        for j in range(kw):
-            top, left = i * dilation[0], j * dilation[1]
-            cols[:, :, i, j] = padded[:, :, top:top + (bh - 1) * stride[0] + 1:stride[0],
-                                      left:left + (bw - 1) * stride[1] + 1:stride[1]]
+    for i, j, window in _patch_windows(kernel_size, dilation, stride, (bh, bw)):
+        cols[:, :, i, j] = padded[window]
     return out
 
 
@@ -163,11 +169,8 @@ def col2im_kernel(xp, x, output_size, kernel_size, dilation, padding, stride, *,
     bw = _blocks(w, kw, dilation[1], padding[1], stride[1])
     padded = xp.zeros((n, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=x.dtype)
     cols = x.reshape(n, c, kh, kw, bh, bw)
-    for i in range(kh):
-        for j in range(kw):
-            top, left = i * dilation[0], j * dilation[1]
-            padded[:, :, top:top + (bh - 1) * stride[0] + 1:stride[0],
-                   left:left + (bw - 1) * stride[1] + 1:stride[1]] += cols[:, :, i, j]
+    for i, j, window in _patch_windows(kernel_size, dilation, stride, (bh, bw)):
+        padded[window] += cols[:, :, i, j]
     target[...] = padded[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + w]
     return out
 

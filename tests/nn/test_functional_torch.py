@@ -29,14 +29,7 @@ TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 
 def _inputs(name, args, kwargs):
     """The case's arguments with the recorded arrays in place of the tensor specs."""
-    arrays = iter(range(100))
-
-    def build(spec):
-        if isinstance(spec, (C.T, C.I, C.B, C.L)):
-            return dl.tensor(RECORDED[f"{name}/in{next(arrays)}"])
-        return spec
-
-    return [build(a) for a in args], {k: build(v) for k, v in kwargs.items()}
+    return C.build_inputs(name, args, kwargs, RECORDED, dl.tensor)
 
 
 def _flat(result):

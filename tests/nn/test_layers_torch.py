@@ -37,16 +37,7 @@ def build(name, cls, ctor, training):
 
 
 def inputs(name, args, kwargs):
-    counter = iter(range(100))
-
-    def make(spec):
-        if isinstance(spec, tuple):
-            return tuple(make(s) for s in spec)
-        if isinstance(spec, (C.T, C.I, C.B, C.L)):
-            return dl.tensor(RECORDED[f"{name}/in{next(counter)}"])
-        return spec
-
-    return [make(a) for a in args], {k: make(v) for k, v in kwargs.items()}
+    return C.build_inputs(name, args, kwargs, RECORDED, dl.tensor)
 
 
 def flat(result):
@@ -111,16 +102,7 @@ LAYER_ERRORS = json.loads((pathlib.Path(__file__).parent / "fixtures" / "layer_e
 @pytest.mark.parametrize("case", LAYER_ERROR_CASES, ids=[c[0] for c in LAYER_ERROR_CASES])
 def test_bad_layer_input_raises_like_torch(case):
     name, cls, ctor, args, kwargs = case
-    counter = iter(range(100))
-
-    def make(spec):
-        if isinstance(spec, tuple):
-            return tuple(make(s) for s in spec)
-        if isinstance(spec, (C.T, C.I, C.B, C.L)):
-            return dl.tensor(ERROR_INPUTS[f"{name}/in{next(counter)}"])
-        return spec
-
-    args, kwargs = [make(a) for a in args], {k: make(v) for k, v in kwargs.items()}
+    args, kwargs = C.build_inputs(name, args, kwargs, ERROR_INPUTS, dl.tensor)
     kind, message = LAYER_ERRORS[name]
     with pytest.raises(Exception) as info:
         layer = getattr(dl.nn, cls)(**ctor)

@@ -125,3 +125,17 @@ ERROR_CASES = [
     ("fold_blocks", "fold", [T((1, 12, 10)), (5, 6), (2, 3)], {}),
     ("embedding_bag_3d", "embedding_bag", [I((2, 2, 2), 3), T((3, 2))], {}),
 ]
+
+
+def build_inputs(name: str, args, kwargs, recorded, make_tensor):
+    """The case's ``(args, kwargs)`` with recorded arrays (``<name>/in<i>``, in order) in place of specs."""
+    counter = iter(range(1000))
+
+    def build(spec):
+        if isinstance(spec, tuple):
+            return tuple(build(s) for s in spec)
+        if isinstance(spec, (T, I, B, L)):
+            return make_tensor(recorded[f"{name}/in{next(counter)}"])
+        return spec
+
+    return [build(a) for a in args], {k: build(v) for k, v in kwargs.items()}

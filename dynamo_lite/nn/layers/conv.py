@@ -26,6 +26,15 @@ def reset_conv_parameters(module) -> None:
             init.uniform_(module.bias, -bound, bound)
 
 
+def check_groups(in_channels: int, out_channels: int, groups: int) -> None:
+    if groups <= 0:
+        raise ValueError("groups must be a positive integer")
+    if in_channels % groups != 0:
+        raise ValueError("in_channels must be divisible by groups")
+    if out_channels % groups != 0:
+        raise ValueError("out_channels must be divisible by groups")
+
+
 class Conv2d(Module):
     """Cross-correlates ``in_channels`` input planes with ``out_channels`` learned filters.
 
@@ -52,12 +61,7 @@ class Conv2d(Module):
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
                  device=None, dtype=None):
         super().__init__()
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
+        check_groups(in_channels, out_channels, groups)
         if isinstance(padding, str):
             if padding not in _PADDING_STRINGS:
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of {set(_PADDING_STRINGS)}")
@@ -110,15 +114,6 @@ def _single(value) -> tuple:
     return (int(value),) if isinstance(value, int) else tuple(int(v) for v in value)
 
 
-def _check_groups(in_channels: int, out_channels: int, groups: int) -> None:
-    if groups <= 0:
-        raise ValueError("groups must be a positive integer")
-    if in_channels % groups != 0:
-        raise ValueError("in_channels must be divisible by groups")
-    if out_channels % groups != 0:
-        raise ValueError("out_channels must be divisible by groups")
-
-
 def _parameters(module, weight_shape, out_channels, bias, device, dtype) -> None:
     module.weight = Parameter(dl.empty(weight_shape, device=device, dtype=dtype))
     if bias:
@@ -142,7 +137,7 @@ class Conv1d(Module):
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None, dtype=None):
         super().__init__()
-        _check_groups(in_channels, out_channels, groups)
+        check_groups(in_channels, out_channels, groups)
         if padding_mode != "zeros":
             raise NotImplementedError(f"Conv1d(padding_mode={padding_mode!r}) is not supported; use 'zeros'")
         if isinstance(padding, str) and padding not in _PADDING_STRINGS:
@@ -179,7 +174,7 @@ class ConvTranspose2d(Module):
                  groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
                  dtype=None):
         super().__init__()
-        _check_groups(in_channels, out_channels, groups)
+        check_groups(in_channels, out_channels, groups)
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
@@ -199,9 +194,10 @@ class ConvTranspose2d(Module):
         smallest = [(input.shape[-2 + i] - 1) * self.stride[i] - 2 * self.padding[i]
                     + self.dilation[i] * (self.kernel_size[i] - 1) + 1 for i in range(2)]
         largest = [size + self.stride[i] - 1 for i, size in enumerate(smallest)]
-        if any(not low <= size <= high for size, low, high in zip(wanted, smallest, largest)):
-            raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {smallest} to "
-                             f"{largest} (for an input of {Size(input.shape[-2:])})")
+        for size, low, high in zip(wanted, smallest, largest):
+            if not low <= size <= high:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {smallest} "
+                                 f"to {largest} (for an input of {Size(input.shape[-2:])})")
         return tuple(size - low for size, low in zip(wanted, smallest))
 
     def forward(self, input, output_size=None):

@@ -33,7 +33,7 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
-class Dropout2d(Module):
+class Dropout2d(Dropout):
     """During training, zero whole channels of (N, C, H, W) with probability ``p`` (rest scaled by ``1/(1-p)``).
 
     Example:
@@ -41,15 +41,5 @@ class Dropout2d(Module):
         8.0
     """
 
-    def __init__(self, p: float = 0.5, inplace: bool = False):
-        super().__init__()
-        if p < 0 or p > 1:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-        self.p = p
-        self.inplace = inplace
-
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
-
-    def extra_repr(self) -> str:
-        return f"p={self.p}, inplace={self.inplace}"

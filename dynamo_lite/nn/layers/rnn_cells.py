@@ -110,6 +110,14 @@ class _CellBase(Module):
         projected = ops.linear(input, self.weight_ih, self.bias_ih)
         return STEPS[self.mode](projected, state, self.weight_hh, self.bias_hh)
 
+    def forward(self, input, hx=None):
+        """One step with a single state tensor (RNNCell, GRUCell; LSTMCell overrides)."""
+        input, unbatched = self._prepare(input, hx)
+        state = self._zeros(input) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
+        self._check_state(input, (state,))
+        output = self._step(input, state)
+        return output.squeeze(0) if unbatched else output
+
     def extra_repr(self) -> str:
         text = f"{self.input_size}, {self.hidden_size}"
         return text if self.bias else text + ", bias=False"
@@ -131,13 +139,6 @@ class RNNCell(_CellBase):
         self.nonlinearity = nonlinearity
         self.mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
         super().__init__(input_size, hidden_size, bias, device, dtype)
-
-    def forward(self, input, hx=None):
-        input, unbatched = self._prepare(input, hx)
-        state = self._zeros(input) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
-        self._check_state(input, (state,))
-        output = self._step(input, state)
-        return output.squeeze(0) if unbatched else output
 
 
 class LSTMCell(_CellBase):
@@ -172,10 +173,3 @@ class GRUCell(_CellBase):
     """
 
     mode = "GRU"
-
-    def forward(self, input, hx=None):
-        input, unbatched = self._prepare(input, hx)
-        state = self._zeros(input) if hx is None else (hx.unsqueeze(0) if unbatched else hx)
-        self._check_state(input, (state,))
-        output = self._step(input, state)
-        return output.squeeze(0) if unbatched else output
