@@ -370,10 +370,24 @@ class NoOpContextVariable(VariableTracker):
         if name in ("__exit__", "__enter__"):
             changes_mode = self.mode(tx) != tx.output.grad_enabled
             return NoOpExitVariable(getattr(self.value, name), changes_mode)
+        if name == "clone":  # a decorated function (@dl.no_grad()) enters a fresh copy per call
+            return GradModeCloneVariable(self)
         raise Unsupported(f"attribute {name!r} of {type(self.value).__name__}")
 
     def reconstruct(self, cg) -> None:
         cg.load_const(self.value)
+
+
+class GradModeCloneVariable(VariableTracker):
+    """``block.clone`` of a grad-mode block: calling it gives an equal block."""
+
+    def __init__(self, block: NoOpContextVariable):
+        self.block = block
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        if args or kwargs:
+            raise Unsupported("clone() of a grad-mode block takes no arguments")
+        return NoOpContextVariable(self.block.value.clone())
 
 
 class NoOpExitVariable(VariableTracker):
