@@ -7,6 +7,10 @@ from .tensor.dtype import (
     int32, int64, long, set_default_dtype, uint8, double, short,
 )
 from .tensor.device import device
+# torch's other dtype names and type queries (``dl.float``, ``dl.finfo`` ...).
+from .tensor.dtype import cdouble, cfloat, complex64, complex128, float, int, promote_types  # noqa: E402,A001
+from .tensor.device import get_default_device, set_default_device  # noqa: E402
+from .tensor.type_info import finfo, iinfo  # noqa: E402
 from .tensor.layout import Size, channels_last, contiguous_format, preserve_format
 from .tensor.meta import TensorMeta
 from .tensor.tensor import Tensor

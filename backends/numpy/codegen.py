@@ -218,7 +218,9 @@ class FunctionBuilder:
         if value.kind != "view":
             raise AssertionError(f"{value.name}: no tensor for a {value.kind} value")
         name = self.fresh_name(f"{value.name}_t")
-        self.emit(f"{name} = {self.tensor_of(value.root)}._view({value.sizes!r}, {value.strides!r}, {value.offset})")
+        root = self.tensor_of(value.root)
+        dtype = "" if value.dtype is value.root.dtype else f", {self.bind(value.dtype, f'dl_{value.dtype.name}')}"
+        self.emit(f"{name} = {root}._view({value.sizes!r}, {value.strides!r}, {value.offset}{dtype})")
         self._tensors[value] = name
         return name
 

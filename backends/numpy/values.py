@@ -132,8 +132,8 @@ def _computed(node, values: dict, scratch: bool) -> Value:
     if target.view is not None:
         parent = _tensor_arg(values, node)
         sizes, strides, offset = target.view((parent.sizes, parent.strides, parent.offset), *node.args[1:], **node.kwargs)
-        return Value(node.name, "view", parent.root, tuple(sizes), tuple(strides), offset, parent.dtype, node,
-                     base=parent)
+        dtype = meta._dtype if isinstance(meta, TensorMeta) else parent.dtype  # view_as_real changes it
+        return Value(node.name, "view", parent.root, tuple(sizes), tuple(strides), offset, dtype, node, base=parent)
     if "inplace" in target.tags:
         parent = _tensor_arg(values, node)
         return Value(node.name, "alias", parent.root, parent.sizes, parent.strides, parent.offset, parent.dtype, node,

@@ -14,6 +14,7 @@ from . import (  # noqa: F401  (importing a module registers its ops)
 from . import math_ops, contractions, rearrange, sorting, scattering, selection, random_ops  # noqa: F401,E402  (tensor functions ported from torch's API)
 from . import adaptive_pool, conv_transpose, embedding_bags, resample  # noqa: F401,E402  (nn layers' ops)
 from . import window_grads  # noqa: F401,E402  (the adjoint ops derivative formulas call)
+from . import complex_ops, tensor_functions  # noqa: F401,E402  (complex numbers; type queries)
 from .methods import TENSOR_METHODS, install_tensor_methods
 
 install_tensor_methods()

@@ -45,4 +45,9 @@ from . import adaptive_pool as _adaptive_pool, conv_transpose as _conv_transpose
 from . import embedding_bags as _embedding_bags, resample as _resample  # noqa: E402
 
 API_MODULES += (_adaptive_pool, _conv_transpose, _embedding_bags, _resample)
+from .complex_ops import *  # noqa: F401,F403,E402
+from .tensor_functions import *  # noqa: F401,F403,E402
+from . import complex_ops as _complex_ops, tensor_functions as _tensor_functions  # noqa: E402
+
+API_MODULES += (_complex_ops, _tensor_functions)
 __all__ = sorted({name for module in API_MODULES for name in module.__all__})

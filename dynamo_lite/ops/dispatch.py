@@ -104,7 +104,7 @@ def dispatch(op, args, kwargs, record_grad=True):
     if op.view is not None:
         base = args[0]
         sizes, strides, offset = op.view((base._sizes, base._strides, base._offset), *args[1:], **kwargs)
-        view = base._view(sizes, strides, offset)
+        view = base._view(sizes, strides, offset, out_meta._dtype)
         if "untracked_view" in op.tags:
             view._view_base = None
         return view

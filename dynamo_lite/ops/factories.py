@@ -15,7 +15,7 @@ import numpy as np
 
 from ..tensor import layout
 from ..tensor.device import as_device
-from ..tensor.dtype import as_dtype, bool_, from_numpy_dtype, get_default_dtype, int64, promote_types
+from ..tensor.dtype import COMPLEX_OF, as_dtype, bool_, from_numpy_dtype, get_default_dtype, int64, promote_types
 from ..tensor.interop import from_numpy
 from ..tensor.layout import contiguous_format, preserve_format
 from ..tensor.meta import TensorMeta
@@ -36,7 +36,7 @@ __all__ = [
 
 # -- data -> (shape, dtype) ----------------------------------------------------------------
 def _is_sequence(value) -> bool:
-    return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim > 0)
+    return isinstance(value, (list, tuple, range)) or (isinstance(value, np.ndarray) and value.ndim > 0)
 
 
 def _leaf_dtype(kind):
@@ -46,6 +46,8 @@ def _leaf_dtype(kind):
         return int64
     if kind is builtins.float:
         return get_default_dtype()
+    if kind is builtins.complex:
+        return COMPLEX_OF[get_default_dtype()]
     if issubclass(kind, (np.generic,)):
         return from_numpy_dtype(kind)
     raise TypeError(f"Could not infer dtype of {kind.__name__}")
@@ -77,7 +79,7 @@ def infer_data(data):
 
 
 def _is_sequence_type(kind) -> bool:
-    return issubclass(kind, (list, tuple, np.ndarray))
+    return issubclass(kind, (list, tuple, range, np.ndarray))
 
 
 def _tensor_scalar(value):

@@ -20,7 +20,7 @@ def quiet(xp):
     return _NULL_CONTEXT
 
 
-_KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+_KIND_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 
 def _scalar_category(value) -> int:
@@ -28,6 +28,8 @@ def _scalar_category(value) -> int:
         return 0
     if isinstance(value, (int, np.integer)):
         return 1
+    if isinstance(value, (complex, np.complexfloating)):
+        return 3
     return 2
 
 
@@ -58,7 +60,7 @@ def promoted_dtype(*operands):
     return result_type(*wrapped).numpy
 
 
-_SCALAR_TYPE_CATEGORY = {bool: 0, int: 1, float: 2}
+_SCALAR_TYPE_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
 
 
 def binary_dtype(a, b):

@@ -16,6 +16,7 @@ METHOD_MODULES = (
     "pointwise", "unary", "comparison", "reductions", "normalization", "linalg", "shape_ops",
     "conv", "nn_ops",
     "views", "indexing", "factories", "conversions",
+    "complex_ops", "tensor_functions",
     "math_ops", "contractions", "rearrange", "sorting", "scattering", "selection", "random_ops",
     "adaptive_pool", "conv_transpose", "embedding_bags", "resample",
 )

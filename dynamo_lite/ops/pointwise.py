@@ -18,7 +18,7 @@ __all__ = [
 POINTWISE = ("pointwise",)
 INPLACE = ("inplace",)
 ROUNDING_MODES = (None, "trunc", "floor")
-_SCALAR_TYPES = (bool, int, float, np.bool_, np.integer, np.floating, SymInt)  # SymInt: a traced size
+_SCALAR_TYPES = (bool, int, float, complex, np.bool_, np.integer, np.floating, np.complexfloating, SymInt)  # SymInt: a traced size
 
 
 # -- meta rules ---------------------------------------------------------------------------

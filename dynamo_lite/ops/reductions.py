@@ -36,7 +36,7 @@ def _all_dims(input, dim):
 
 # -- meta rules ---------------------------------------------------------------------------
 def _integer_to_long(dtype):
-    return dtype if dtype.is_floating_point else int64
+    return dtype if dtype.is_floating_point or dtype.is_complex else int64
 
 
 def sum_meta(input, *, dim=None, keepdim=False, dtype=None):
@@ -45,7 +45,7 @@ def sum_meta(input, *, dim=None, keepdim=False, dtype=None):
 
 def mean_meta(input, *, dim=None, keepdim=False, dtype=None):
     result = dtype or input._dtype
-    if not result.is_floating_point:
+    if not (result.is_floating_point or result.is_complex):
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point or "
             f"complex dtype. Got: {mr.TYPE_NAMES[result]}"

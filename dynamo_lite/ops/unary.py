@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..tensor.dtype import bool_
+from ..tensor.dtype import REAL_OF, bool_
 from . import meta_rules as mr
 from .kernel_utils import half_as_float, quiet
 from .registry import register_op
@@ -47,6 +47,16 @@ def _floating_only(kernel_name: str):
     return meta
 
 
+_ABS_REAL_META = _no_bool("\"abs_cpu\" not implemented for 'Bool'", NotImplementedError)
+
+
+def abs_meta(input):
+    # The magnitude of a complex number is real: complex64 -> float32, complex128 -> float64.
+    if input._dtype.is_complex:
+        return mr.pointwise_meta(input, dtype=REAL_OF[input._dtype], compute_dtype=input._dtype)
+    return _ABS_REAL_META(input)
+
+
 def square_meta(input):
     # square(x) is pow(x, 2): a bool tensor promotes with the int 2 to int64.
     return mr.pointwise_meta(input, 2, scalar_operands=False)
@@ -75,6 +85,13 @@ def _ufunc_kernel(ufunc, quiet_errors: bool = True):
             return ufunc(x, out=out, dtype=out.dtype, casting="unsafe")
     kernel.__name__ = f"{ufunc.__name__}_kernel"
     return kernel
+
+
+def abs_kernel(xp, x, out):
+    if x.dtype.kind == "c":
+        out[...] = xp.absolute(x)
+        return out
+    return xp.absolute(x, out=out, dtype=out.dtype, casting="unsafe")
 
 
 def rsqrt_kernel(xp, x, out):
@@ -222,8 +239,7 @@ _NO_BOOL_NEG = _no_bool(
 )
 UNARY_OPS = {
     "neg": (_NO_BOOL_NEG, _ufunc_kernel(np.negative, False), True),
-    "abs": (_no_bool("\"abs_cpu\" not implemented for 'Bool'", NotImplementedError),
-            _ufunc_kernel(np.absolute, False), True),
+    "abs": (abs_meta, abs_kernel, True),
     "sign": (same_dtype_meta, sign_kernel, True),
     "square": (square_meta, _ufunc_kernel(np.square), True),  # may overflow: quiet, like torch
     "exp": (float_unary_meta, _ufunc_kernel(np.exp), True),

@@ -5,7 +5,15 @@ import numpy as np
 
 
 class device:
-    """A device a storage lives on, e.g. ``dl.device("cuda:0")``."""
+    """A device a storage lives on, e.g. ``dl.device("cuda:0")``.
+
+    Used as a context manager it is the default device of factories inside the block.
+
+    Example:
+        >>> with dl.device("cpu"):
+        ...     dl.zeros(2).device
+        device(type='cpu')
+    """
 
     __slots__ = ("type", "index")
 
@@ -44,14 +52,44 @@ class device:
             return f"device(type='{self.type}')"
         return f"device(type='{self.type}', index={self.index})"
 
+    def __enter__(self) -> "device":
+        DEFAULT.outer.append(DEFAULT.value)
+        DEFAULT.value = self
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        DEFAULT.value = DEFAULT.outer.pop()
+
 
 CPU = device("cpu")
 
 
+class _DefaultDevice:
+    """The device factories use when given none (changed by ``with dl.device(...)`` and
+    ``dl.set_default_device``); a visible object, like the default dtype's holder."""
+
+    def __init__(self):
+        self.value = CPU
+        self.outer: list = []  # the defaults of enclosing ``with dl.device(...)`` blocks
+
+
+DEFAULT = _DefaultDevice()
+
+
+def get_default_device() -> device:
+    """The device factories allocate on when given no ``device=`` (cpu unless changed)."""
+    return DEFAULT.value
+
+
+def set_default_device(value) -> None:
+    """Make ``value`` (a device or a string; None means cpu) the default device of factories."""
+    DEFAULT.value = CPU if value is None else as_device(value)
+
+
 def as_device(value) -> device:
-    """Accept a device, a string or None (meaning cpu)."""
+    """Accept a device, a string or None (meaning the default device, cpu unless changed)."""
     if value is None:
-        return CPU
+        return DEFAULT.value
     return value if isinstance(value, device) else device(value)
 
 

@@ -72,13 +72,14 @@ class Tensor(AutogradFields, TensorProperties):
             )
         return arr
 
-    def _view(self, sizes, strides, offset) -> "Tensor":
-        """A new tensor over the same storage (the result of every view op).
+    def _view(self, sizes, strides, offset, dtype=None) -> "Tensor":
+        """A new tensor over the same storage (the result of every view op); ``dtype`` for the
+        views that reinterpret the elements (``view_as_real``: geometry in the new dtype's units).
 
         It remembers the tensor it views (``_view_base``, the first non-view tensor), so an
         in-place write through it can rewrite the base's autograd history.
         """
-        view = Tensor._make(self._storage, sizes, strides, offset, self._dtype)
+        view = Tensor._make(self._storage, sizes, strides, offset, self._dtype if dtype is None else dtype)
         base = getattr(self, "_view_base", None)
         view._view_base = self if base is None else base
         return view

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtype import as_dtype, get_default_dtype
+from .dtype import REAL_OF, as_dtype, get_default_dtype
 
 
 class finfo:
@@ -19,15 +19,15 @@ class finfo:
 
     def __init__(self, type=None):
         dt = get_default_dtype() if type is None else as_dtype(type)
-        if not dt.is_floating_point:
+        if not (dt.is_floating_point or dt.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
-        info = np.finfo(_limits_dtype(dt))
+        info = np.finfo(REAL_OF.get(dt, dt).numpy)  # a complex type has the limits of its parts
         self.bits = dt.itemsize * 8
         self.eps = float(info.eps)
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -info.precision
         self.dtype = dt.name
 
     def __repr__(self) -> str:
@@ -45,7 +45,7 @@ class iinfo:
 
     def __init__(self, type):
         dt = as_dtype(type)
-        if dt.is_floating_point or getattr(dt, "is_complex", False):
+        if dt.is_floating_point or dt.is_complex:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
         if dt.numpy.kind == "b":
             raise TypeError(f"{dt!r} is not supported by torch.iinfo")
@@ -57,8 +57,3 @@ class iinfo:
 
     def __repr__(self) -> str:
         return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
-
-
-def _limits_dtype(dt):
-    """The NumPy dtype whose limits ``dt`` shares (its own, or the real part's for complex)."""
-    return getattr(dt, "limits_numpy", dt.numpy)

@@ -231,6 +231,11 @@ SAMPLES.update({
     "exponential_": lambda: fresh(XT).exponential_(),
     "bernoulli_": lambda: (fresh(XT).bernoulli_(0.2), fresh(XT).bernoulli_(X.abs().clamp(max=1))),
     "random_": lambda: (fresh(XT).random_(10), fresh(INT).random_(-3, 3)),
+    "view_as_real": lambda: (dl.view_as_real(dl.view_as_complex(f32(3, 2))), dl.view_as_complex(f32(3, 2)).real),
+    "view_as_complex": lambda: (dl.view_as_complex(f32(3, 2)), dl.view_as_complex(f32(5, 2)[1:].view(4, 2))),
+    "complex": lambda: (dl.complex(XT, X), dl.complex(CL, f32(5))),
+    "polar": lambda: (dl.polar(XT.abs(), X), dl.polar(CL, CL)),
+    "angle": lambda: (dl.angle(XT), dl.angle(INT), dl.angle(dl.view_as_complex(f32(3, 2)))),
 })
 SAMPLES.update(NN_LAYER_SAMPLES)
 

@@ -48,8 +48,7 @@ def test_from_numpy_keeps_strides_of_views():
 def test_from_numpy_errors():
     with pytest.raises(ValueError, match="negative"):
         dl.from_numpy(np.arange(3)[::-1])
-    with pytest.raises(TypeError, match="can't convert np.ndarray of type complex128"):
-        dl.from_numpy(np.zeros(2, dtype=np.complex128))
+    assert dl.from_numpy(np.zeros(2, dtype=np.complex128)).dtype is dl.complex128
     with pytest.raises(TypeError, match="can't convert np.ndarray of type uint16"):
         dl.from_numpy(np.zeros(2, dtype=np.uint16))
     with pytest.raises(TypeError, match=r"expected np.ndarray \(got list\)"):

@@ -5,6 +5,7 @@ import time
 
 from ...backends.registry import compile_graph
 from ...graph import GraphModule
+from ...tensor.device import DEFAULT as DEFAULT_DEVICE
 from ...tensor.dtype import DEFAULT as DEFAULT_DTYPE
 from . import debug
 from .autograd_graphs import GRAD_MODE_SOURCE, autograd_aware
@@ -15,7 +16,7 @@ from ..errors import Unsupported
 from ..report import BreakReason, TranslationReport
 from .graph_break import BreakPlan, log_break
 from ..tracing.dynamic_policy import DynamicPolicy
-from ..tracing.guards import ID_MATCH, SHAPE_ENV, compile_guards
+from ..tracing.guards import CONSTANT_MATCH, ID_MATCH, SHAPE_ENV, compile_guards
 from ..tracing.shape_guards import ShapeGuard, ShapeGuardSource
 from ..tracing.output_graph import OutputGraph
 from ..tracing.trace_rules import is_library_code
@@ -56,6 +57,8 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
 
 #: Where factories in a graph (dl.zeros ...) take their dtype from.
 DEFAULT_DTYPE_SOURCE = AttrSource(ConstSource(DEFAULT_DTYPE, "dynamo_lite.tensor.dtype.DEFAULT"), "value")
+#: ... and their device (``with dl.device(...)``).
+DEFAULT_DEVICE_SOURCE = AttrSource(ConstSource(DEFAULT_DEVICE, "dynamo_lite.tensor.device.DEFAULT"), "value")
 
 
 def _shape_history(request):
@@ -68,6 +71,7 @@ def _compile_guards(output, request):
     # Factories in the graph (dl.zeros ...) use the default dtype: it is an input too.
     output.guards.add(DEFAULT_DTYPE_SOURCE, ID_MATCH, DEFAULT_DTYPE.value)
     output.guards.add(GRAD_MODE_SOURCE, ID_MATCH, output.grad_enabled)  # NOTE: [compiled graphs and autograd]
+    output.guards.add(DEFAULT_DEVICE_SOURCE, CONSTANT_MATCH, DEFAULT_DEVICE.value)
     if output.shape_env.symbols:  # last: it reads the tensors the guards above checked
         output.guards.add(ShapeGuardSource(), SHAPE_ENV, ShapeGuard(output.shape_env, output.symbolic_tensors))
     return compile_guards(output.guards, request.names, request.f_globals, request.values)
