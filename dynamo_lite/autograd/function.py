@@ -145,7 +145,7 @@ class Function(metaclass=FunctionMeta):
             if isinstance(out, Tensor) and id(out) in inputs_by_id and id(out) not in ctx._dirty:
                 outputs[i] = out = out._plain_alias()  # an input returned as is becomes a new output
             if not record or not isinstance(out, Tensor) or id(out) in ctx._non_differentiable \
-                    or not out._dtype.is_floating_point:
+                    or not (out._dtype.is_floating_point or out._dtype.is_complex):
                 ctx.output_metas.append(None)
                 continue
             ctx.output_metas.append(TensorMeta.of(out))

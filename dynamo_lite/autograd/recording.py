@@ -57,7 +57,7 @@ def record(op, args, kwargs):
     saved_args, saved_kwargs = _save_inputs(formula, args, kwargs, target)
     result = dispatch(op, args, kwargs, record_grad=False)
     outputs = result if isinstance(result, (tuple, list)) else (result,)
-    differentiable = [isinstance(o, Tensor) and o._dtype.is_floating_point for o in outputs]
+    differentiable = [isinstance(o, Tensor) and (o._dtype.is_floating_point or o._dtype.is_complex) for o in outputs]
     if not any(differentiable):
         return result
     node = node_class(op.name)(

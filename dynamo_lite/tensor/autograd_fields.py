@@ -74,7 +74,7 @@ class AutogradFields:
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if value and not self._dtype.is_floating_point:
+        if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         self._requires_grad = value
 

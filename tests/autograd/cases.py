@@ -255,3 +255,13 @@ CASES.update({
     "index_fill_": [(lambda a: a.clone().index_fill_(1, idx([3]), 2.0), [T(3, 4)])],
     "masked_select": [(lambda a: a.masked_select(MASK), [T(3, 4)]), (lambda a: a.masked_select(MASK), [T(4)])],
 })
+
+# Complex numbers: real functions of real inputs through the complex ops (torch's convention,
+# see dynamo_lite/autograd/derivatives/complex_numbers.py).
+CASES.update({
+    "view_as_complex": [(lambda x: dl.view_as_real(dl.view_as_complex(x) * 2.0), [T(3, 2)])],
+    "view_as_real": [(lambda x: dl.view_as_real(dl.view_as_complex(x)).sum(-1), [T(2, 3, 2)])],
+    "complex": [(lambda x, y: dl.view_as_real(dl.complex(x, y)), [T(3), T(3)])],
+    "polar": [(lambda r, t: dl.view_as_real(dl.polar(r, t)), [T(3, low=0.5), T(3)])],
+    "angle": [(lambda x: dl.angle(dl.view_as_complex(x)), [T(3, 2)]), (lambda x: dl.angle(x), [T(3, low=0.5)])],
+})
