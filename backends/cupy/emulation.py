@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 from .c_types import ctype
+from .kernel import SizeParam
 from .runtime import launch_config
 
 # The scheduler, compiled once into its own library: it runs a launch's blocks one
@@ -104,14 +105,19 @@ def compiler() -> str | None:
 
 
 def _wrapper(kernel) -> str:
-    casts = ", ".join(
-        f"({'' if p.is_output else 'const '}{ctype(p.dtype).storage}*)p[{i}]" for i, p in enumerate(kernel.params)
-    )
+    casts = ", ".join(_argument(p, i) for i, p in enumerate(kernel.params))
     return (
         f"static void body_{kernel.name}(void** p) {{ {kernel.name}({casts}); }}\n"
         f'extern "C" void emulate_{kernel.name}(void** p, unsigned grid, unsigned block, unsigned long shared) {{\n'
         f"  dl_emulate(grid, block, shared, body_{kernel.name}, p);\n}}\n"
     )
+
+
+def _argument(param, i: int) -> str:
+    """Argument ``i`` from the pointer array: a tensor pointer, or a pointer to a size value."""
+    if isinstance(param, SizeParam):
+        return f"*(const long long*)p[{i}]"
+    return f"({'' if param.is_output else 'const '}{ctype(param.dtype).storage}*)p[{i}]"
 
 
 class HostEmulationRuntime:
@@ -173,5 +179,6 @@ class HostEmulationRuntime:
 
     def launch(self, function, kernel, inputs, outputs) -> None:
         grid, block, shared = launch_config(kernel, block=EMULATED_BLOCK, max_grid=EMULATED_MAX_GRID, min_block=1)
-        pointers = [t.data_ptr() for t in (*inputs, *outputs)]
+        sizes = [ctypes.c_longlong(v) for v in kernel.size_args]  # kept alive for the call
+        pointers = [t.data_ptr() for t in (*inputs, *outputs)] + [ctypes.addressof(v) for v in sizes]
         function((ctypes.c_void_p * len(pointers))(*pointers), grid, block, shared)

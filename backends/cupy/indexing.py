@@ -97,11 +97,17 @@ def split_space(shape: tuple, reduced: tuple, operand_strides: list, outer_order
     return sub(kept, outer_order), sub(sorted(reduced), inner_order)
 
 
-def offset_code(space: Space, index: str, names: list, index_type: str, prefix: str) -> tuple:
+def _literal(name: str, n: int) -> str:
+    return str(n)
+
+
+def offset_code(space: Space, index: str, names: list, index_type: str, prefix: str, value=_literal) -> tuple:
     """C statements unravelling ``index`` over ``space``; returns ``(lines, offsets)``.
 
     ``offsets[k]`` is a C expression for operand k's element offset (``names`` name the
-    operands in comments only). Coordinates are ``<prefix>c<dim>``.
+    operands in comments only). Coordinates are ``<prefix>c<dim>``. ``value(name, n)``
+    writes a size or stride ``n`` (literal by default; a kernel argument's name when the
+    kernel takes its geometry as arguments, see NOTE: [sizes as kernel arguments]).
     """
     sizes = space.sizes
     if not sizes:
@@ -116,11 +122,13 @@ def offset_code(space: Space, index: str, names: list, index_type: str, prefix: 
         coords = [None] * len(sizes)
         for d in range(len(sizes) - 1, 0, -1):
             name = f"{prefix}c{d}"
-            lines.append(f"const {index_type} {name} = {rest} % {sizes[d]}; {rest} /= {sizes[d]};")
+            size = value(f"{prefix}size{d}", sizes[d])
+            lines.append(f"const {index_type} {name} = {rest} % {size}; {rest} /= {size};")
             coords[d] = name
         coords[0] = rest
     offsets = []
-    for strides, name in zip(space.strides, names):
-        terms = [c if s == 1 else f"{c} * {s}" for c, s in zip(coords, strides) if s != 0]
+    for k, (strides, name) in enumerate(zip(space.strides, names)):
+        terms = [c if s == 1 else f"{c} * {value(f'{prefix}stride{k}_{d}', s)}"
+                 for d, (c, s) in enumerate(zip(coords, strides)) if s != 0]
         offsets.append("(" + " + ".join(terms) + ")" if terms else "0")
     return lines, offsets

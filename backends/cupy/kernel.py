@@ -25,6 +25,17 @@ class Param:
         return f"{qualifier}{ctype(self.dtype).storage}* __restrict__ {self.name}"
 
 
+@dataclass(frozen=True)
+class SizeParam:
+    """A kernel parameter carrying one size or stride (NOTE: [sizes as kernel arguments])."""
+
+    name: str
+    is_output: bool = False
+
+    def declaration(self) -> str:
+        return f"const long long {self.name}"
+
+
 @dataclass(eq=False)
 class Kernel:
     """A generated kernel.
@@ -41,6 +52,7 @@ class Kernel:
         row_size: elements one row reduces over (``ROWS`` kernels).
         inputs, outputs: the graph nodes whose tensors fill ``params``.
         nodes: the graph nodes the kernel computes.
+        size_args: the values of the ``SizeParam`` parameters (they follow the pointers).
     """
 
     name: str
@@ -54,6 +66,7 @@ class Kernel:
     inputs: tuple = ()
     outputs: tuple = ()
     nodes: tuple = field(default_factory=tuple)
+    size_args: tuple = ()
 
     def __repr__(self) -> str:
         return f"<Kernel {self.name} {self.kind} work={self.work} params={len(self.params)}>"
@@ -71,18 +84,22 @@ def make_kernel(kind: str, params: list, body: list, **fields) -> Kernel:
 
 _SIGNATURE = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(([^)]*)\)')
 _PARAM = re.compile(r"^(const\s+)?([\w ]+?)\s*\*\s*__restrict__\s+(\w+)$")
+_SIZE_PARAM = re.compile(r"^const\s+long long\s+\w+$")
 
 
 def parse_signature(source: str) -> tuple:
     """Read ``(name, [(dtype, is_output, param_name), ...])`` back from a kernel's source.
 
-    Used to check that what was generated is what the graph asked for.
+    Used to check that what was generated is what the graph asked for. Size parameters
+    (``const long long``) carry geometry, not tensors, and are not listed.
     """
     match = _SIGNATURE.search(source)
     if match is None:
         raise ValueError("no extern \"C\" __global__ function in the source")
     params = []
     for text in filter(None, (p.strip() for p in match.group(2).split(","))):
+        if _SIZE_PARAM.match(text):
+            continue
         found = _PARAM.match(text)
         if found is None:
             raise ValueError(f"unexpected kernel parameter {text!r}")

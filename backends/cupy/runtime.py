@@ -52,7 +52,8 @@ class CupyRuntime:
         # RawKernel passes an ndarray argument as its data pointer: the window of each
         # tensor starts at its first element (storage offset included).
         arrays = tuple(t._array() for t in inputs) + tuple(t._array() for t in outputs)
-        compiled((grid,), (block,), arrays, shared_mem=shared)
+        sizes = tuple(self.cupy.int64(v) for v in kernel.size_args)  # NOTE: [sizes as kernel arguments]
+        compiled((grid,), (block,), arrays + sizes, shared_mem=shared)
 
     def __len__(self) -> int:
         return len(self._cache)

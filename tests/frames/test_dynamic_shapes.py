@@ -275,3 +275,24 @@ def test_numpy_backend_runs_a_dynamic_graph_past_its_signature_limit():
     assert dl.stats().frames_compiled == 1
     gm = _graph_entries(f)[0].report.graphs[0]
     assert gm.backend_code.startswith("# numpy backend: 1 pointwise groups")
+
+
+def test_cupy_pointwise_kernel_takes_sizes_as_arguments():
+    from dynamo_lite.backends.cupy import CupyBackend
+    from dynamo_lite.backends.cupy.emulation import HostEmulationRuntime, compiler
+
+    if compiler() is None:
+        pytest.skip("no host C++ compiler to emulate CUDA kernels")
+    backend = CupyBackend(HostEmulationRuntime, device_type="cpu")
+
+    def f(x, y):
+        return (x * y + 1).relu()
+
+    compiled = dl.compile(f, dynamic=True, backend=backend)
+    kernels_loaded = []
+    for n in [3, 5, 9]:
+        x, y = dl.randn(n, 4), dl.randn(4)
+        assert_equal_values(compiled(x, y), f(x, y))
+        kernels_loaded.append(len(backend.runtime._functions))
+    assert kernels_loaded == [1, 1, 1]  # one compiled kernel, new size arguments per shape
+    assert dl.stats().frames_compiled == 1
