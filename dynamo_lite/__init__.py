@@ -23,6 +23,7 @@ from .autograd.grad_mode import (  # noqa: E402
 )
 from . import nn  # noqa: E402
 from . import config  # noqa: E402
+from .serialization import load, save  # noqa: E402
 from .frames.errors import CompileError, Unsupported  # noqa: E402
 from .frames.api import compile, disable, reset, stats  # noqa: E402
 from .frames.explain import explain  # noqa: E402
