@@ -170,10 +170,6 @@ class SideEffects:
     def checkpoint(self) -> tuple:
         return len(self.entries), len(self.journal)
 
-    def changed_since(self, checkpoint: tuple) -> bool:
-        """Did anything observable happen after ``checkpoint`` (an entry or an in-place change)?"""
-        return checkpoint != self.checkpoint()
-
     def rollback(self, checkpoint: tuple) -> None:
         """Forget entries after ``checkpoint`` and restore every variable changed since."""
         n_entries, n_journal = checkpoint

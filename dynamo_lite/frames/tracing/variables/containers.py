@@ -5,7 +5,7 @@ import operator
 
 from ...errors import Unsupported, UserError
 from .base import ConstantVariable, VariableTracker
-from .iterators import ContainerIteratorVariable, IteratorVariable  # noqa: F401 (re-exported)
+from .iterators import ContainerIteratorVariable
 
 
 class BaseListVariable(VariableTracker):
@@ -261,8 +261,7 @@ LIST_METHODS = {
     "count": (False, _count),
 }
 
-TUPLE_METHODS = {"index": LIST_METHODS["index"], "count": LIST_METHODS["count"],
-                 "_asdict": (False, lambda items, tx, self=None: None)}
+TUPLE_METHODS = {"index": LIST_METHODS["index"], "count": LIST_METHODS["count"]}
 
 
 class ContainerMethodVariable(VariableTracker):

@@ -90,16 +90,25 @@ class ContainerIteratorVariable(IteratorVariable):
     def __init__(self, container):
         super().__init__()
         self.container = container
+        self.exhausted = False  # like Python's: once exhausted it stays so, even if the list grows
 
     def python_type(self) -> type:
         return type(iter(self.container.container_type()))
 
+    def save_state(self):
+        return self.index, self.exhausted
+
+    def restore_state(self, state) -> None:
+        self.index, self.exhausted = state
+
     def next_item(self, tx):
         items = self.container.items
-        if self.index >= len(items):
-            self.index = len(items) + 1 if self.index == len(items) else self.index  # exhausted stays so
+        if self.exhausted:
             return None
         tx.output.side_effects.journal_state(self)
+        if self.index >= len(items):
+            self.exhausted = True
+            return None
         self.index += 1
         return items[self.index - 1]
 
@@ -109,7 +118,7 @@ class ContainerIteratorVariable(IteratorVariable):
     def reconstruct(self, cg) -> None:
         def emit_args():
             cg.reconstruct(self.container)
-            cg.load_const(self.index)
+            cg.load_const(len(self.container.items) if self.exhausted else self.index)
 
         cg.call_const(_iterator_at, emit_args, 2)
 
@@ -282,10 +291,6 @@ def iterate(tx, value) -> IteratorVariable:
     if make is not None:
         return make(tx)
     return IteratorVariable(value.unpack(tx))
-
-
-def not_iterable(value) -> Unsupported:
-    return Unsupported(f"iterating over {value}")
 
 
 class GeneratorVariable(IteratorVariable):
