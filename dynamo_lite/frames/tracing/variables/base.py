@@ -149,6 +149,20 @@ class ConstantMethodVariable(VariableTracker):
         return wrap_constant_result(getattr(self.obj, self.name)(*values, **kw))
 
 
+class BoundMethodVariable(VariableTracker):
+    """A bound method of a container variable (``xs.append``); calling it acts on the variable."""
+
+    def __init__(self, target: VariableTracker, name: str):
+        self.target, self.name = target, name
+
+    def children(self) -> list:
+        return [self.target]
+
+    def reconstruct(self, cg) -> None:
+        cg.reconstruct(self.target)
+        cg.load_attr(self.name)
+
+
 class NullVariable(VariableTracker):
     """The NULL the interpreter pushes before a callable (CALL's calling convention)."""
 

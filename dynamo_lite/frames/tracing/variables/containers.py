@@ -4,7 +4,7 @@ from __future__ import annotations
 import operator
 
 from ...errors import Unsupported, UserError
-from .base import ConstantVariable, VariableTracker
+from .base import BoundMethodVariable, ConstantVariable, VariableTracker
 from .iterators import ContainerIteratorVariable
 
 
@@ -264,11 +264,8 @@ LIST_METHODS = {
 TUPLE_METHODS = {"index": LIST_METHODS["index"], "count": LIST_METHODS["count"]}
 
 
-class ContainerMethodVariable(VariableTracker):
+class ContainerMethodVariable(BoundMethodVariable):
     """A bound method of a list or tuple variable (changes the variable in place)."""
-
-    def __init__(self, target: BaseListVariable, name: str):
-        self.target, self.name = target, name
 
     def call(self, tx, args, kwargs):
         target = self.target
@@ -291,12 +288,6 @@ class ContainerMethodVariable(VariableTracker):
             result = method(target.items, tx, *args)
         return result if isinstance(result, VariableTracker) else ConstantVariable(None)
 
-    def children(self) -> list:
-        return [self.target]
-
-    def reconstruct(self, cg) -> None:
-        cg.reconstruct(self.target)
-        cg.load_attr(self.name)
 
 
 def _concatenate(tx, left, right):

@@ -5,14 +5,14 @@ import collections
 import operator
 
 from ...errors import Unsupported, UserError
-from .base import ConstantVariable, VariableTracker
+from .base import BoundMethodVariable, ConstantVariable, VariableTracker
 from .iterators import DictIteratorVariable
 
 _MISSING = object()
 
 
-def _key(variable):
-    """The Python key of a variable (keys are constants)."""
+def constant_key(variable):
+    """The Python value of a dict key or set element (they are constants), checked hashable."""
     if not variable.is_python_constant():
         raise Unsupported(f"a dict key that is not a constant: {variable}")
     key = variable.as_python_constant()
@@ -71,7 +71,7 @@ class DictVariable(VariableTracker):
         return list(self.items.values()) + ([self.default_factory] if self.default_factory is not None else [])
 
     def getitem(self, tx, key: VariableTracker) -> VariableTracker:
-        k = _key(key)
+        k = constant_key(key)
         if k in self.items:
             return self.items[k]
         if self.default_factory is not None and not _is_none(self.default_factory):
@@ -81,19 +81,19 @@ class DictVariable(VariableTracker):
         raise UserError(KeyError(k))
 
     def store_item(self, tx, key, value) -> None:
-        k = _key(key)
+        k = constant_key(key)
         tx.output.side_effects.mutation(self)
         self.items[k] = value
 
     def delete_item(self, tx, key) -> None:
-        k = _key(key)
+        k = constant_key(key)
         if k not in self.items:
             raise UserError(KeyError(k))
         tx.output.side_effects.mutation(self)
         del self.items[k]
 
     def contains(self, tx, item) -> bool:
-        return _key(item) in self.items
+        return constant_key(item) in self.items
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         if name in DICT_METHODS:
@@ -175,11 +175,11 @@ class DictViewVariable(VariableTracker):
 
 
 def _get(tx, d, key, default=None):
-    return d.items.get(_key(key), default if default is not None else ConstantVariable(None))
+    return d.items.get(constant_key(key), default if default is not None else ConstantVariable(None))
 
 
 def _pop(tx, d, key, default=None):
-    k = _key(key)
+    k = constant_key(key)
     if k not in d.items:
         if default is None:
             raise UserError(KeyError(k))
@@ -200,7 +200,7 @@ def _popitem(tx, d, last=None):
 
 
 def _setdefault(tx, d, key, default=None):
-    k = _key(key)
+    k = constant_key(key)
     if k not in d.items:
         tx.output.side_effects.mutation(d)
         d.items[k] = default if default is not None else ConstantVariable(None)
@@ -226,7 +226,7 @@ def _copy(tx, d):
 
 
 def _move_to_end(tx, d, key, last=None):
-    k = _key(key)
+    k = constant_key(key)
     if k not in d.items:
         raise UserError(KeyError(k))
     tx.output.side_effects.mutation(d)
@@ -256,15 +256,12 @@ def pairs_of(tx, value) -> list:
         if len(items) != 2:
             raise UserError(ValueError(f"dictionary update sequence element #{len(pairs)} has length "
                                        f"{len(items)}; 2 is required"))
-        pairs.append((_key(items[0]), items[1]))
+        pairs.append((constant_key(items[0]), items[1]))
     return pairs
 
 
-class DictMethodVariable(VariableTracker):
+class DictMethodVariable(BoundMethodVariable):
     """A bound method of a dict variable (``DICT_METHODS``)."""
-
-    def __init__(self, target: DictVariable, name: str):
-        self.target, self.name = target, name
 
     def call(self, tx, args, kwargs):
         if kwargs and self.name != "update":
@@ -274,12 +271,6 @@ class DictMethodVariable(VariableTracker):
         result = DICT_METHODS[self.name](tx, self.target, *args, **kwargs)
         return ConstantVariable(None) if result is None else result
 
-    def children(self) -> list:
-        return [self.target]
-
-    def reconstruct(self, cg) -> None:
-        cg.reconstruct(self.target)
-        cg.load_attr(self.name)
 
 
 def make_dict(tx, dict_type, args: list, kwargs: dict, default_factory=None) -> DictVariable:

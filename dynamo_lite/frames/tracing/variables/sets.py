@@ -4,19 +4,9 @@ from __future__ import annotations
 import operator
 
 from ...errors import Unsupported, UserError
-from .base import ConstantVariable, VariableTracker
+from .base import BoundMethodVariable, ConstantVariable, VariableTracker
+from .dicts import constant_key as _element
 from .iterators import IteratorVariable
-
-
-def _element(variable):
-    if not variable.is_python_constant():
-        raise Unsupported(f"a set element that is not a constant: {variable}")
-    value = variable.as_python_constant()
-    try:
-        hash(value)
-    except TypeError as exc:
-        raise UserError(TypeError(str(exc))) from None
-    return value
 
 
 class SetVariable(VariableTracker):
@@ -154,11 +144,8 @@ SET_METHODS = {
 }
 
 
-class SetMethodVariable(VariableTracker):
+class SetMethodVariable(BoundMethodVariable):
     """A bound method of a set variable (``SET_METHODS``)."""
-
-    def __init__(self, target: SetVariable, name: str):
-        self.target, self.name = target, name
 
     def call(self, tx, args, kwargs):
         if kwargs:
@@ -169,12 +156,6 @@ class SetMethodVariable(VariableTracker):
         result = method(tx, self.target, *args)
         return result if isinstance(result, VariableTracker) else ConstantVariable(None)
 
-    def children(self) -> list:
-        return [self.target]
-
-    def reconstruct(self, cg) -> None:
-        cg.reconstruct(self.target)
-        cg.load_attr(self.name)
 
 
 def _binary(name: str, in_place: bool):
