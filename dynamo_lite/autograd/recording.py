@@ -138,31 +138,38 @@ def _tensor_slots(args, kwargs):
 
 
 def _save_inputs(formula, args, kwargs, inplace_target):
-    """The op's arguments as the formula will see them: saved tensors or TensorMetas."""
+    """The op's arguments as the formula will see them: saved tensors or TensorMetas.
+
+    (Plain functions, no closures: a recursive closure is a reference cycle that would keep
+    the arguments alive until the garbage collector runs.)
+    """
     params = formula.params
     by_name = dict(zip(params, args), **kwargs)
-
-    def needed(name) -> bool:
-        partner = formula.only_for.get(name)
-        if partner is None:
-            return name in formula.saves
-        value = by_name.get(partner)
-        return isinstance(value, Tensor) and value._requires_grad
-
-    def save(name, value):
-        if isinstance(value, (tuple, list)):
-            return type(value)(save(name, v) for v in value)
-        if not isinstance(value, Tensor):
-            return value
-        if not needed(name):
-            return TensorMeta.of(value)
-        if value is inplace_target:
-            return SavedTensor(_snapshot(value))
-        return SavedTensor(value)
-
-    saved_args = tuple(save(params[i] if i < len(params) else None, a) for i, a in enumerate(args))
-    saved_kwargs = {k: save(k, v) for k, v in kwargs.items()}
+    keep = {name for name in set(params) | set(kwargs) if _needed(formula, name, by_name)}
+    saved_args = tuple(_save(keep, params[i] if i < len(params) else None, a, inplace_target)
+                       for i, a in enumerate(args))
+    saved_kwargs = {k: _save(keep, k, v, inplace_target) for k, v in kwargs.items()}
     return saved_args, saved_kwargs
+
+
+def _needed(formula, name, by_name) -> bool:
+    partner = formula.only_for.get(name)
+    if partner is None:
+        return name in formula.saves
+    value = by_name.get(partner)
+    return isinstance(value, Tensor) and value._requires_grad
+
+
+def _save(keep, name, value, inplace_target):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_save(keep, name, v, inplace_target) for v in value)
+    if not isinstance(value, Tensor):
+        return value
+    if name not in keep:
+        return TensorMeta.of(value)
+    if value is inplace_target:
+        return SavedTensor(_snapshot(value))
+    return SavedTensor(value)
 
 
 def _snapshot(target: Tensor) -> Tensor:

@@ -280,3 +280,22 @@ def test_views_recorded_by_autograd_follow_in_place_writes_to_their_base():
     x.mul_(3)
     (v * v).sum().backward()  # v is now 3 * w[1]
     assert w.grad.tolist() == [0.0, 36.0]
+
+
+def test_graphs_are_freed_without_the_garbage_collector():
+    import gc
+    import weakref
+
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.LayerNorm(8), nn.Linear(8, 3))
+    x, target = dl.randn(5, 4), dl.tensor([0, 1, 2, 0, 1])
+    gc.disable()
+    try:
+        out = model(x) * 1
+        out[:, 0].mul_(2)
+        loss = nn.functional.cross_entropy(out, target, label_smoothing=0.1)
+        node = weakref.ref(out.grad_fn)
+        loss.backward()
+        del out, loss
+        assert node() is None  # no reference cycle keeps the graph (and its saved tensors) alive
+    finally:
+        gc.enable()
