@@ -21,7 +21,7 @@ from tests.helpers import assert_equal_values
 from .porting import port
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
-MODELS = ["char_gru", "dcgan", "gpt", "mnist_cnn", "resnet", "word_lstm"]
+MODELS = ["char_gru", "dcgan", "gpt", "llama", "mnist_cnn", "resnet", "transformer_lm", "word_lstm"]
 TOLERANCE = {"rtol": 2e-4, "atol": 2e-5}
 
 
