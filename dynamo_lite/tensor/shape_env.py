@@ -126,12 +126,26 @@ class ShapeEnv:
         diff = self.simplify(relation.lhs - relation.rhs)
         if diff.is_constant:
             return COMPARE[relation.op](diff.constant_value)
-        known = _decide_from_bounds(relation.op, *diff.bounds(self.ranges))
+        known = _decide_from_bounds(relation.op, *self._bounds(diff))
         if known is not None:
             return known
         value = COMPARE[relation.op](diff.evaluate(self.hints))
         self._record(relation if value else relation.negated())
         return value
+
+    def _bounds(self, diff: Expr) -> tuple:
+        """An interval holding ``diff``'s sign: ``diff`` with positive symbol factors common
+        to every term divided out (``s1 - s0*s1`` has the sign of ``1 - s0``), which interval
+        arithmetic alone cannot see."""
+        common = None
+        for monomial, _ in diff.terms:
+            symbols = {a for a in monomial if isinstance(a, Symbol) and self.ranges[a][0] >= 1}
+            common = symbols if common is None else common & symbols
+        for symbol in common or ():
+            reduced = diff.exact_quotient(Expr.symbol(symbol))
+            if reduced is not None:
+                return self._bounds(reduced)
+        return diff.bounds(self.ranges)
 
     def specialize(self, value) -> int:
         """The example value of ``value``, guarded to stay that value (``int(s0)``)."""

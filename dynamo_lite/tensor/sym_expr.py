@@ -235,7 +235,7 @@ class Expr:
             if remainder.is_constant:
                 return quotient + remainder.constant_value // c
             return quotient + Expr.symbol(FloorDiv(remainder, den))
-        exact = self._divide_monomial(den)
+        exact = self.exact_quotient(den)
         return exact if exact is not None else Expr.symbol(FloorDiv(self, den))
 
     def __rfloordiv__(self, other) -> "Expr":
@@ -251,7 +251,7 @@ class Expr:
             if remainder.is_constant:
                 return Expr.constant(remainder.constant_value % c)
             return Expr.symbol(Mod(remainder, den))
-        if self._divide_monomial(den) is not None:
+        if self.exact_quotient(den) is not None:
             return Expr.constant(0)
         return Expr.symbol(Mod(self, den))
 
@@ -266,7 +266,7 @@ class Expr:
             quotient[m], remainder[m] = q, r
         return Expr(quotient), Expr(remainder)
 
-    def _divide_monomial(self, den: "Expr"):
+    def exact_quotient(self, den: "Expr"):
         """``self / den`` when den is one monomial dividing every term exactly, else None."""
         if len(den.terms) != 1:
             return None

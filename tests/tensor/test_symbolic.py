@@ -165,3 +165,12 @@ def test_symint_is_not_an_int_subclass():
     n = env.create_symbol(5, "x.size(0)")
     assert isinstance(n, SymInt) and not isinstance(n, int)
     assert repr(n) == "s0" and f"{n}" == str(n) == "5"  # text a program makes is concrete
+
+
+def test_common_positive_factors_decide_without_guards():
+    env = ShapeEnv()
+    b, t = env.create_symbol(4, "x.size(0)"), env.create_symbol(6, "x.size(1)")
+    assert bool(t < b * t) and bool(t != t * t) and bool(t <= t * t) and bool(64 * t < 64 * b * t)
+    assert guards(env) == ["s0 >= 2", "s1 >= 2"]
+    assert not bool(b * t == t)  # s0*s1 - s1 = s1*(s0 - 1) > 0
+    assert guards(env) == ["s0 >= 2", "s1 >= 2"]
