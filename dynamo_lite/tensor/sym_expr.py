@@ -227,8 +227,6 @@ class Expr:
         den = as_expr(other)
         if den.is_constant:
             c = den.constant_value
-            if c == 0:
-                raise ZeroDivisionError("integer division or modulo by zero")
             quotient, remainder = self._split(c)
             if not remainder.terms:
                 return quotient
@@ -245,8 +243,6 @@ class Expr:
         den = as_expr(other)
         if den.is_constant:
             c = den.constant_value
-            if c == 0:
-                raise ZeroDivisionError("integer division or modulo by zero")
             _, remainder = self._split(c)
             if remainder.is_constant:
                 return Expr.constant(remainder.constant_value % c)
@@ -260,6 +256,8 @@ class Expr:
 
     def _split(self, c: int) -> tuple:
         """``self == c*quotient + remainder`` with every remainder coefficient in [0, c)."""
+        if c == 0:
+            raise ZeroDivisionError("integer division or modulo by zero")
         quotient, remainder = {}, {}
         for m, coeff in self.terms:
             q, r = divmod(coeff, c)
