@@ -19,8 +19,9 @@ so the numbers are the call machinery alone. Rows:
 
 The times are the minimum over repeats of ns per call, with the empty loop subtracted.
 
-Then, for real zoo workloads compiled with the numpy backend, the pieces of one cached
-call (medians of interleaved rounds, ``benchmarks/timing.py``), each timed alone:
+Then, for real zoo workloads compiled with the numpy backend and run under
+``dl.no_grad()`` (inference: with grad mode on, graphs over parameters that require grad
+run op by op so autograd can record them), the pieces of one cached call (medians of interleaved rounds, ``benchmarks/timing.py``), each timed alone:
 
 The graph is replaced by a stub returning outputs computed once, so each piece is a
 difference of small numbers; the graph itself is timed alone.
@@ -174,7 +175,8 @@ def call_pieces(name: str, rounds: int = 25) -> dict:
 
 def print_call_pieces(names) -> None:
     print("\npieces of one cached compiled call (numpy backend; graph stubbed out, timed alone), median us:")
-    rows = {name: call_pieces(name) for name in names}
+    with dl.no_grad():
+        rows = {name: call_pieces(name) for name in names}
     columns = list(next(iter(rows.values())))
     print(f"{'':22s}" + "".join(f"{name:>16s}" for name in rows))
     for column in columns:

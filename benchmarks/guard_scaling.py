@@ -15,6 +15,9 @@ interleaved rounds (medians, ``benchmarks/timing.py``):
   precomputed outputs, so the overhead is measured without the graph's noise;
 - ``__getattr__/call``: ``Module.__getattr__`` calls made by one cached compiled call.
 
+Everything runs under ``dl.no_grad()``, as inference does: with grad mode on, a graph
+over parameters that require grad runs op by op so that autograd can record it.
+
 Targets (issue #11): overhead at N=128 <= 40 us and <= 3x the overhead at N=1; zero
 ``Module.__getattr__`` calls on a cached call.
 """
@@ -144,7 +147,8 @@ def main(argv=None) -> int:
     print("-" * len(header))
     rows = {}
     for n in sizes:
-        rows[n] = r = measure_size(n, args.backend, args.rounds, args.target_ms)
+        with dl.no_grad():
+            rows[n] = r = measure_size(n, args.backend, args.rounds, args.target_ms)
         print(f"{n:5d}{2 * n:8d}{r['compiled']:11.1f}{r['graph']:10.1f}{r['overhead']:10.1f}"
               f"{r['stub_overhead']:15.1f}{r['getattr_per_call']:18.0f}")
     first, last = rows[sizes[0]], rows[sizes[-1]]
