@@ -22,6 +22,13 @@ attribute, ``train()`` on a model already training) costs one full check, then t
 entry is fast again. Everything else (inputs, globals, closure cells, a list
 attribute's contents, class attributes) is checked on every call.
 
+Only ``check`` is compiled with the entry; a full check compiles itself the first time
+it runs, so a model that is never retagged never pays for it. Its recorded tag starts as
+the one the module had when the trace first guarded its identity (``GuardSet`` notes
+it, with the rebind count) if that is still the module's tag when the guards are
+compiled, since then nothing below the module changed while the trace read it;
+otherwise it starts unknown and the first cached call runs the full check.
+
 A new kind of guard is one ``GuardKind`` entry in ``guards._KINDS``: its ``coverage``
 says whether a tag can vouch for it (``"value"``: identity/type/constant of the member,
 ``"structure"``: length/keys of a module container, ``None``: never) and ``sources``
@@ -247,8 +254,8 @@ class _Namer:
 class _Function:
     """The body of one generated function: loads and checks, walked from some start nodes."""
 
-    def __init__(self, namer: _Namer, indent: str):
-        self.namer, self.indent, self.lines = namer, indent, []
+    def __init__(self, indent: str):
+        self.indent, self.lines = indent, []
 
     def emit(self, line: str) -> None:
         self.lines.append(self.indent + line)
@@ -340,6 +347,8 @@ def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, consta
         while pending:
             node = pending.pop()
             local = namer.locals.get(node)
+            if local is None and node.parent is None and node.step.isidentifier():
+                local = namer.locals[node] = node.step  # a constant's name: nothing to load
             if local is None:
                 local = namer.locals[node] = f"__dl_v{len(namer.locals)}"
                 parent_local = namer.locals[node.parent] if node.parent is not None else None
@@ -355,7 +364,7 @@ def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, consta
     namespace = {"__dl_rebinds": REBINDS}
     full_sources = {}
     for root, k in numbers.items():
-        fn = _Function(namer, " " * 4)
+        fn = _Function(" " * 4)
         namer.locals = {root: "__dl_root"}
         body(fn, root.children, by_root[root], needed_by(by_root[root]), tags=False)
         full_sources[f"__dl_full{k}"] = "\n".join([
@@ -369,7 +378,7 @@ def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, consta
         known = tag is not None and root.value.__dict__.get("_version_tag") == tag
         namespace[f"__dl_tag{k}"] = tag if known else None
         namespace[f"__dl_rb{k}"] = validated_tags.get("rebinds") if known else None
-    fn = _Function(namer, " " * 8)
+    fn = _Function(" " * 8)
     namer.locals = {root: root.source.expr() for root in roots if root.source.expr() in names}
     body(fn, roots, per_call, needed_by(per_call, numbers), tags=True)
     unpack = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = __dl_values" if names else "    pass"
