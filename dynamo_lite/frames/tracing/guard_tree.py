@@ -42,7 +42,7 @@ from ...nn.hooks import HOOK_TABLES
 from ...nn.layers.container import ModuleDict, ModuleList, Sequential, _ListLike
 from ...nn.module import Module
 from ...nn.versioning import REBINDS
-from .sources import AttrSource, ItemSource, Source
+from .sources import AttrSource, ConstSource, GlobalSource, ItemSource, LocalSource, Source
 
 #: Attribute tables of a Module, in the order ``Module.__getattr__`` searches them.
 MODULE_TABLES = ("_parameters", "_buffers", "_modules")
@@ -102,7 +102,7 @@ def build(guards, names: tuple, values: tuple, f_globals: dict, kinds: dict) -> 
         base = source.base if isinstance(source, (AttrSource, ItemSource)) else None
         if base is None:
             namespace.update(source.constants())
-            value = _read(lambda: eval(key, namespace, local_values)) if values is not None else _UNKNOWN
+            value = _root_value(source, key, namespace, local_values) if values is not None else _UNKNOWN
             node = Node(source, None, key, value)
             roots.append(node)
         else:
@@ -151,6 +151,17 @@ def _child(parent: Node, source) -> Node:
     table = parent.linked and isinstance(parent.source, AttrSource) and parent.source.attr in RETAGGING_TABLES
     linked = table and parent.source.attr == "_modules"
     return Node(source, parent, f"{{p}}[{key!r}]", value, table or isinstance(owner, tuple), linked)
+
+
+def _root_value(source, key: str, namespace: dict, local_values: dict):
+    """The value of a root source for the call the guards were made for."""
+    if isinstance(source, LocalSource):
+        return local_values.get(source.local_name, _UNKNOWN)
+    if isinstance(source, GlobalSource):
+        return namespace["__dl_G"].get(source.global_name, _UNKNOWN)
+    if isinstance(source, ConstSource):
+        return source.value
+    return _read(lambda: eval(key, namespace, local_values))
 
 
 def _read(load):
@@ -251,18 +262,24 @@ class _Namer:
         return self.locals[self.nodes[source.expr()]]
 
 
-class _Function:
-    """The body of one generated function: loads and checks, walked from some start nodes."""
+class _Conjunction:
+    """The body of one generated function: one ``and`` of loads and checks, in walk order.
 
-    def __init__(self, indent: str):
-        self.indent, self.lines = indent, []
+    A load is the term ``(v := expr) is v`` (always true), so the whole check stays one
+    expression, which Python compiles faster than a statement per load and check.
+    """
 
-    def emit(self, line: str) -> None:
-        self.lines.append(self.indent + line)
+    def __init__(self):
+        self.terms: list = []
+
+    def load(self, local: str, expr: str) -> None:
+        self.terms.append(f"({local} := {expr}) is {local}")
 
     def require(self, checks: list) -> None:
-        if checks:
-            self.emit(f"if not ({' and '.join(checks)}): return False")
+        self.terms.extend(f"({check})" for check in checks)
+
+    def render(self, indent: str) -> str:
+        return f" and\n{indent}".join(self.terms) if self.terms else "True"
 
 
 class GuardProgram:
@@ -334,7 +351,7 @@ def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, consta
                 needed.add(node)
         return needed
 
-    def body(fn: _Function, start: list, guard_list: list, needed: set, tags: bool) -> None:
+    def body(fn: _Conjunction, start: list, guard_list: list, needed: set, tags: bool) -> None:
         """Loads and checks of ``guard_list``, depth first from the ``start`` nodes."""
         own = {}
         crossing = []
@@ -352,37 +369,39 @@ def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, consta
             if local is None:
                 local = namer.locals[node] = f"__dl_v{len(namer.locals)}"
                 parent_local = namer.locals[node.parent] if node.parent is not None else None
-                fn.emit(f"{local} = {node.step.format(p=parent_local) if parent_local else node.step}")
+                fn.load(local, node.step.format(p=parent_local) if parent_local else node.step)
             fn.require([kinds[g.kind].code(local, g.expected, namer) for g in own.get(node, ())])
             if tags and node in numbers:
                 k = numbers[node]
-                fn.emit(f"if {local}._version_tag != __dl_tag{k} or __dl_rebinds.count != __dl_rb{k}:")
-                fn.emit(f"    if not __dl_full{k}({local}): return False")
+                fn.require([f"{local}._version_tag == __dl_tag{k} and __dl_rebinds.count == __dl_rb{k} "
+                            f"or __dl_full{k}({local})"])
             pending.extend(n for n in reversed(node.children) if n in needed)
         fn.require([kinds[g.kind].code(namer.load(g.source), g.expected, namer) for g in crossing])
 
     namespace = {"__dl_rebinds": REBINDS}
     full_sources = {}
     for root, k in numbers.items():
-        fn = _Function(" " * 4)
+        fn = _Conjunction()
         namer.locals = {root: "__dl_root"}
         body(fn, root.children, by_root[root], needed_by(by_root[root]), tags=False)
         full_sources[f"__dl_full{k}"] = "\n".join([
             f"def __dl_full{k}(__dl_root):",
             f"    global __dl_tag{k}, __dl_rb{k}",
             "    __dl_tag, __dl_rb = __dl_root._version_tag, __dl_rebinds.count",
-            *fn.lines,
+            f"    if not ({fn.render(' ' * 12)}):",
+            "        return False",
             f"    __dl_tag{k}, __dl_rb{k} = __dl_tag, __dl_rb",
             "    return True"]) + "\n"
         tag = validated_tags.get(id(root.value))
         known = tag is not None and root.value.__dict__.get("_version_tag") == tag
         namespace[f"__dl_tag{k}"] = tag if known else None
         namespace[f"__dl_rb{k}"] = validated_tags.get("rebinds") if known else None
-    fn = _Function(" " * 8)
+    fn = _Conjunction()
     namer.locals = {root: root.source.expr() for root in roots if root.source.expr() in names}
     body(fn, roots, per_call, needed_by(per_call, numbers), tags=True)
     unpack = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = __dl_values" if names else "    pass"
-    check_source = "\n".join(["def check(__dl_values):", unpack, "    try:", *fn.lines, "        return True",
+    check_source = "\n".join(["def check(__dl_values):", unpack, "    try:",
+                               f"        return ({fn.render(' ' * 16)})",
                                "    except Exception:  # a guard that cannot be read rejects the call",
                                "        return False"]) + "\n"
     namespace.update(namer.constants)
