@@ -8,7 +8,7 @@ from ..tensor.layout import broadcast_shapes
 from . import meta_rules as mr
 from .kernel_utils import as_dtype, binary_dtype, fit_scalar, promoted_dtype
 from .pointwise import binary_operator
-from .registry import register_op
+from .registry import register_table
 
 __all__ = [
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
@@ -18,7 +18,6 @@ __all__ = [
 ]
 
 POINTWISE = ("pointwise",)
-INPLACE = ("inplace",)
 
 
 # -- meta rules ---------------------------------------------------------------------------
@@ -162,11 +161,7 @@ ELEMENTWISE_OPS = {
     "clamp": (clamp_meta, clamp_kernel, True),
     "masked_fill": (masked_fill_meta, masked_fill_kernel, True),
 }
-OPS = {}
-for _name, (_meta, _kernel, _has_inplace) in ELEMENTWISE_OPS.items():
-    OPS[_name] = register_op(_name, meta=_meta, kernel=_kernel, tags=POINTWISE)
-    if _has_inplace:
-        OPS[_name + "_"] = register_op(_name + "_", meta=mr.inplace_variant(_meta), kernel=_kernel, tags=INPLACE)
+OPS = register_table(ELEMENTWISE_OPS, POINTWISE, mr.inplace_variant)
 
 
 # -- public functions ---------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 from ..tensor.dtype import bool_
 from . import meta_rules as mr
 from .kernel_utils import fit_scalar, integer_zero_check, quiet
-from .registry import register_op
+from .registry import register_table
 from .unary import erf_kernel, erfc_nonnegative
 
 __all__ = [
@@ -17,7 +17,6 @@ __all__ = [
 ]
 
 POINTWISE = ("pointwise",)
-INPLACE = ("inplace",)
 
 
 # -- meta rules ---------------------------------------------------------------------------
@@ -266,11 +265,7 @@ MATH_OPS = {
     "addcdiv": (addcdiv_meta, _addc_kernel(np.divide), True),
     "isclose": (isclose_meta, isclose_kernel, False),
 }
-OPS = {}
-for _name, (_meta, _kernel, _has_inplace) in MATH_OPS.items():
-    OPS[_name] = register_op(_name, meta=_meta, kernel=_kernel, tags=POINTWISE)
-    if _has_inplace:
-        OPS[_name + "_"] = register_op(_name + "_", meta=mr.inplace_variant(_meta), kernel=_kernel, tags=INPLACE)
+OPS = register_table(MATH_OPS, POINTWISE, mr.inplace_variant)
 
 
 # -- public functions ---------------------------------------------------------------------

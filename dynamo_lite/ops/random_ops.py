@@ -7,20 +7,15 @@ import builtins
 import numpy as np
 
 from ..tensor.dtype import bool_, float16, float32, float64, int64
-from ..tensor.generator import default_generator
 from ..tensor.meta import TensorMeta
 from . import meta_rules as mr
-from .random import _draw
+from .random import _draw, _gen
 from .registry import register_op
 
 __all__ = ["multinomial", "normal", "bernoulli"]
 
 RANDOM = ("random",)
 FILL = ("inplace", "random")
-
-
-def _gen(generator):
-    return default_generator if generator is None else generator
 
 
 # -- meta rules ---------------------------------------------------------------------------

@@ -72,3 +72,17 @@ def get_op(name: str) -> Op:
         return REGISTRY[name]
     except KeyError:
         raise KeyError(f"no op named {name!r} in the registry") from None
+
+
+def register_table(table: dict, tags, inplace_variant) -> dict:
+    """Register ``{name: (meta, kernel, has_inplace)}``: each op with ``tags``, plus an in-place
+    ``name_`` (tagged ``inplace``, meta ``inplace_variant(meta)``) where ``has_inplace``.
+
+    Returns name -> Op for all of them.
+    """
+    ops = {}
+    for name, (meta, kernel, has_inplace) in table.items():
+        ops[name] = register_op(name, meta=meta, kernel=kernel, tags=tags)
+        if has_inplace:
+            ops[name + "_"] = register_op(name + "_", meta=inplace_variant(meta), kernel=kernel, tags=("inplace",))
+    return ops

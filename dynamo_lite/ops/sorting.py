@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import numpy as np
-
 from ..tensor import layout
 from ..tensor.dtype import int32, int64
 from . import meta_rules as mr

@@ -8,7 +8,7 @@ import numpy as np
 from ..tensor.dtype import REAL_OF, bool_
 from . import meta_rules as mr
 from .kernel_utils import half_as_float, quiet
-from .registry import register_op
+from .registry import register_table
 
 __all__ = [
     "neg", "negative", "abs", "absolute", "sign", "square", "exp", "log", "log1p", "log2", "expm1",
@@ -17,7 +17,6 @@ __all__ = [
 ]
 
 POINTWISE = ("pointwise",)
-INPLACE = ("inplace",)
 
 
 # -- meta rules ---------------------------------------------------------------------------
@@ -271,11 +270,7 @@ UNARY_OPS = {
     "isinf": (predicate_meta, _predicate_kernel(np.isinf), False),
     "isfinite": (predicate_meta, _predicate_kernel(np.isfinite), False),
 }
-OPS = {}
-for _name, (_meta, _kernel, _has_inplace) in UNARY_OPS.items():
-    OPS[_name] = register_op(_name, meta=_meta, kernel=_kernel, tags=POINTWISE)
-    if _has_inplace:
-        OPS[_name + "_"] = register_op(_name + "_", meta=mr.inplace_variant(_meta), kernel=_kernel, tags=INPLACE)
+OPS = register_table(UNARY_OPS, POINTWISE, mr.inplace_variant)
 
 
 # -- public functions ---------------------------------------------------------------------
