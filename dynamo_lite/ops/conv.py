@@ -43,11 +43,12 @@ def conv_output_size(size: int, kernel: int, stride: int, padding: int, dilation
     return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
 
-def conv2d_meta(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+def check_conv_operands(op_name: str, input, weight, bias) -> int:
+    """The rank, weight rank and dtype checks every 2-d convolution makes; returns the input's rank."""
     ndim = len(input._sizes)
     if ndim not in (3, 4):
         raise RuntimeError(
-            f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {list(input._sizes)}"
+            f"Expected 3D (unbatched) or 4D (batched) input to {op_name}, but got input of size: {list(input._sizes)}"
         )
     if len(weight._sizes) != 4:
         raise RuntimeError(
@@ -57,6 +58,11 @@ def conv2d_meta(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilatio
     if input._dtype is not weight._dtype or (bias is not None and bias._dtype is not input._dtype):
         other = weight if input._dtype is not weight._dtype else bias
         raise RuntimeError(f"Input type ({input._dtype}) and weight type ({other._dtype}) should be the same")
+    return ndim
+
+
+def conv2d_meta(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    ndim = check_conv_operands("conv2d", input, weight, bias)
     if input._dtype is bool_:
         raise NotImplementedError("\"slow_conv2d_cpu\" not implemented for 'Bool'")
     if any(s <= 0 for s in stride):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..tensor.dtype import bool_
 from . import meta_rules as mr
-from .conv import conv2d, pair
+from .conv import check_conv_operands, conv2d, pair
 from .registry import register_op
 
 __all__ = ["conv_transpose2d", "conv1d"]
@@ -23,20 +23,7 @@ def transposed_size(size, kernel, stride, padding, dilation, output_padding) -> 
 
 def conv_transpose2d_meta(input, weight, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0),
                           groups=1, dilation=(1, 1)):
-    ndim = len(input._sizes)
-    if ndim not in (3, 4):
-        raise RuntimeError(
-            f"Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got input of size: "
-            f"{list(input._sizes)}"
-        )
-    if len(weight._sizes) != 4:
-        raise RuntimeError(
-            f"Expected 4-dimensional weight for {ndim}-dimensional input {list(input._sizes)}, but got "
-            f"{len(weight._sizes)}-dimensional weight of size {list(weight._sizes)} instead"
-        )
-    if input._dtype is not weight._dtype or (bias is not None and bias._dtype is not input._dtype):
-        other = weight if input._dtype is not weight._dtype else bias
-        raise RuntimeError(f"Input type ({input._dtype}) and weight type ({other._dtype}) should be the same")
+    ndim = check_conv_operands("conv_transpose2d", input, weight, bias)
     if input._dtype is bool_ or not input._dtype.is_floating_point:
         raise NotImplementedError(f"\"slow_conv_transpose2d_cpu\" not implemented for '{mr.TYPE_NAMES[input._dtype]}'")
     if any(s <= 0 for s in stride):

@@ -54,6 +54,13 @@ def _build_layer(layer, d_model, nhead, dim_feedforward, dropout, activation, la
     layer.activation = _activation(activation)
 
 
+def _self_attention_block(layer, x, attn_mask, key_padding_mask, is_causal):
+    """The self-attention sublayer (without residual and norm) of an encoder or decoder layer."""
+    x = layer.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                        is_causal=is_causal)[0]
+    return layer.dropout1(x)
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then a feed-forward block, each with residual and LayerNorm (after, or
     before with ``norm_first``).
@@ -74,10 +81,7 @@ class TransformerEncoderLayer(Module):
     def _ff_block(self, x):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
+    _sa_block = _self_attention_block
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
         x = src
@@ -105,10 +109,7 @@ class TransformerDecoderLayer(Module):
         _build_layer(self, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
                      norm_first, bias, {"device": device, "dtype": dtype}, cross_attention=True)
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
-        return self.dropout1(x)
+    _sa_block = _self_attention_block
 
     def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal):
         x = self.multihead_attn(x, memory, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
