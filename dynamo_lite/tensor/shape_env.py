@@ -19,42 +19,8 @@ Example:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from .relation import COMPARE, MIRROR, NEGATE, Relation
 from .sym_expr import INF, Expr, Mod, Symbol, as_expr
-
-# Relations are kept as ``lhs OP rhs``; decided on ``lhs - rhs``.
-COMPARE = {
-    "==": lambda d: d == 0, "!=": lambda d: d != 0, "<": lambda d: d < 0,
-    "<=": lambda d: d <= 0, ">": lambda d: d > 0, ">=": lambda d: d >= 0,
-}
-NEGATE = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
-MIRROR = {"==": "==", "!=": "!=", "<": ">", ">": "<", "<=": ">=", ">=": "<="}
-
-
-@dataclass(frozen=True)
-class Relation:
-    """``lhs OP rhs`` over integer expressions, as a guard or a question."""
-
-    op: str
-    lhs: Expr
-    rhs: Expr
-
-    def negated(self) -> "Relation":
-        return Relation(NEGATE[self.op], self.lhs, self.rhs)
-
-    def holds(self, values) -> bool:
-        return COMPARE[self.op](self.lhs.evaluate(values) - self.rhs.evaluate(values))
-
-    def code(self, name_of=lambda s: s.name) -> str:
-        return f"{self.lhs.code(name_of)} {self.op} {self.rhs.code(name_of)}"
-
-    def symbols(self) -> set:
-        return self.lhs.symbols() | self.rhs.symbols()
-
-    def __str__(self) -> str:
-        return self.code()
-
 
 def _decide_from_bounds(op: str, lo, hi):
     """True/False when every value in [lo, hi] of ``lhs - rhs`` gives the same answer."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import operator
 
-from .shape_env import Relation
+from .relation import Relation
 from .sym_expr import Expr, as_expr
 
 

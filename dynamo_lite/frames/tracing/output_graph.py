@@ -5,6 +5,7 @@ import contextlib
 import operator
 import re
 
+from ...graph import Graph
 from ...ops.dispatch import TRACING
 from ...tensor.meta import TensorMeta
 from ...tensor.shape_env import ShapeEnv
@@ -18,6 +19,7 @@ from .proxy import DataDependent, ProxyTensor
 from .shape_guards import guarded_key, symbolic_geometry
 from .sym_nodes import SymbolicNodes
 from .side_effects import SideEffects
+from .variables.tensor import TensorVariable
 
 
 def _identifier(text: str) -> str:
@@ -35,8 +37,6 @@ class OutputGraph:
     """
 
     def __init__(self, dynamic_dims=None):
-        from ...graph import Graph
-
         self.graph = Graph()
         self.attributes: dict = {}
         self.guards = GuardSet()
@@ -100,8 +100,6 @@ class OutputGraph:
 
     # -- tensors entering the graph ---------------------------------------------------
     def wrap_tensor(self, tensor: Tensor, source, *, is_input: bool):
-        from .variables.tensor import TensorVariable
-
         known = self._by_tensor_id.get(id(tensor))
         if known is not None:
             if source is not None and known.source is not None and source != known.source:

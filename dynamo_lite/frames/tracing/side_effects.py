@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import Unsupported
+from .variables.containers import ListVariable
 
 #: The value of an attribute that the frame deleted (``del obj.name``).
 DELETED = object()

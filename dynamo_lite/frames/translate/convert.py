@@ -23,7 +23,6 @@ from ..tracing.trace_rules import is_library_code
 from ..tracing.sources import AttrSource, ConstSource, LocalSource
 from .translator import GraphBreak, InstructionTranslator
 from ..tracing.variables.base import CellVariable, ConstantVariable, symbolic_sizes
-from ..tracing.variables.builder import wrap
 from ..tracing.variables.tensor import TensorVariable
 
 
@@ -81,10 +80,11 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
     started = time.perf_counter()
     code = request.code
     resume_functions = request.hook.resume_functions
-    tx = InstructionTranslator(code, request.f_globals, {}, output, allow_breaks=not request.config.fullgraph)
+    tx = InstructionTranslator(code, request.f_globals, {}, output, allow_breaks=not request.config.fullgraph,
+                               hook=request.hook)
     free = set(code.co_freevars)
     for name, value in zip(request.names, request.values):
-        variable = wrap(tx, value, LocalSource(name))
+        variable = tx.wrap(value, LocalSource(name))
         tx.locals[name] = CellVariable(variable, name, external=True) if name in free else variable
     for name in code.co_cellvars:  # arguments captured by inner functions live in cells
         if name in tx.locals and not isinstance(tx.locals[name], CellVariable):

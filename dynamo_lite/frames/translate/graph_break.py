@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from bytecode import Bytecode, Instr, Label
 
-from ..bytecode import compat as V
+from ..bytecode import compat
 from ..errors import Unsupported, UserError
 from .exceptions import in_try_block
 from ..bytecode.liveness import live_locals
@@ -53,7 +53,7 @@ class BreakPlan:
         name = self.instruction.opname
         stack = snapshot.stack
         self.exception = None
-        if isinstance(reason, UserError) and name not in V.EAGER_STACK_EFFECTS and graph_has_work \
+        if isinstance(reason, UserError) and name not in compat.EAGER_STACK_EFFECTS and graph_has_work \
                 and not in_try_block(tx.exception_handlers, snapshot.index):
             # Running this instruction again would not raise (e.g. a loop over a dict the
             # frame resized): raise what the program raises, after the graph and effects.
@@ -63,9 +63,9 @@ class BreakPlan:
         in_try = in_try_block(tx.exception_handlers, snapshot.index)
         if self.exception is not None:
             pass
-        elif name in V.CONDITIONAL_JUMPS and stack and isinstance(stack[-1], TensorVariable):
+        elif name in compat.CONDITIONAL_JUMPS and stack and isinstance(stack[-1], TensorVariable):
             self.mode = "branch"
-        elif name in V.EAGER_STACK_EFFECTS and not in_try:  # run outside the try, it could not be caught
+        elif name in compat.EAGER_STACK_EFFECTS and not in_try:  # run outside the try, it could not be caught
             self.mode = "eager"
         elif graph_has_work:
             self.mode = "resume"
@@ -151,13 +151,13 @@ class BreakPlan:
         return self.original_instructions[index].copy()
 
     def _emit_eager(self, cg, hook) -> None:
-        pops, pushes = V.EAGER_STACK_EFFECTS[self.instruction.opname](self.instruction.arg or 0)
+        pops, pushes = compat.EAGER_STACK_EFFECTS[self.instruction.opname](self.instruction.arg or 0)
         stack = self.snapshot.stack
         below, operands = stack[: len(stack) - pops], stack[len(stack) - pops:]
         for variable in operands:
             cg.reconstruct(variable)
         first = self.original_index
-        while first > 0 and self.original_instructions[first - 1].name in V.CALL_COMPANIONS:
+        while first > 0 and self.original_instructions[first - 1].name in compat.CALL_COMPANIONS:
             first -= 1
         for index in range(first, self.original_index + 1):
             cg.instructions.append(self._original(index))
@@ -166,15 +166,15 @@ class BreakPlan:
         self._call_resume(cg, hook, self.original_index + 1, below, pushes)
 
     def _emit_branch(self, cg, hook) -> None:
-        mode, _ = V.CONDITIONAL_JUMPS[self.instruction.opname]
+        mode, _ = compat.CONDITIONAL_JUMPS[self.instruction.opname]
         stack = self.snapshot.stack
         below, condition = stack[:-1], stack[-1]
         cg.reconstruct(condition)
-        if V.BRANCH_NEEDS_TO_BOOL:
+        if compat.BRANCH_NEEDS_TO_BOOL:
             cg.emit("TO_BOOL")
         taken = Label()
         jump = self._original(self.original_index)
-        jump.name = V.FORWARD_SPELLING.get(jump.name, jump.name)  # the target now lies below
+        jump.name = compat.FORWARD_SPELLING.get(jump.name, jump.name)  # the target now lies below
         jump.arg = taken
         cg.instructions.append(jump)
         self._call_resume(cg, hook, self.original_index + 1, below, 0)

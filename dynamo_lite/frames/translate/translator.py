@@ -4,20 +4,25 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-from ..bytecode import compat as V
+from ..bytecode import compat
 from ..errors import Unsupported, UserError
 from .exceptions import enter_handler, exception_handlers
-from .handlers import load_all
+from .handlers import HANDLERS
 from ..bytecode.resume import indexed_instructions
 from ..tracing.sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource
+from ..tracing.variables import builder
 from ..tracing.variables.base import NULL, CellVariable, VariableTracker
-from ..tracing.variables.containers import TupleVariable
-from ..tracing.variables.dicts import DictVariable
+from ..tracing.variables.containers import SEQUENCE_OPERATORS, BaseListVariable, TupleVariable
+from ..tracing.variables.dicts import DICT_OPERATORS, DictVariable
+from ..tracing.variables.iterators import GeneratorVariable
+from ..tracing.variables.sets import SET_OPERATORS, SetVariable
+from ..tracing.variables.tensor import TracedCallableVariable
 
 MAX_INLINE_DEPTH = 24
 MAX_STEPS = 200_000  # instructions per frame: unrolled loops beyond this fall back
 
-_UNSUPPORTED_FLAGS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+# Generator-like code the translator cannot inline (a plain generator becomes a GeneratorVariable).
+_UNSUPPORTED_FLAGS = compat.GENERATOR_FLAGS & ~inspect.CO_GENERATOR
 
 
 class InstructionTranslator:
@@ -25,12 +30,16 @@ class InstructionTranslator:
 
     ``locals`` maps variable names to VariableTrackers (cell variables hold a
     CellVariable); ``stack`` is the value stack; handlers (``handlers/``) implement each
-    opcode on them. ``run()`` returns the variable the code returns.
+    opcode on them. ``run()`` returns the variable the code returns. ``hook`` is the frame
+    hook that asked for the translation (``FrameRequest.hook``); inlined calls share it.
+    Variables make new variables through ``wrap``, ``wrap_constant``, ``wrap_traced``,
+    ``build_tuple`` and ``build_dict``, never by importing the builder.
     """
 
     def __init__(self, code, f_globals, symbolic_locals: dict, output, *, parent=None, globals_source=None,
-                 allow_breaks: bool = False):
+                 allow_breaks: bool = False, hook=None):
         self.code = code
+        self.hook = parent.hook if parent is not None else hook
         self.f_globals = f_globals
         self.locals = symbolic_locals
         self.output = output
@@ -47,7 +56,7 @@ class InstructionTranslator:
         self.returned: VariableTracker | None = None
         self.yielded: VariableTracker | None = None  # set by YIELD_VALUE (see GeneratorVariable)
         self.steps = 0
-        self.handlers = load_all()
+        self.handlers = HANDLERS
         self.allow_breaks = allow_breaks
         for name in code.co_cellvars:
             self.locals.setdefault(name, CellVariable(None, name))
@@ -101,10 +110,10 @@ class InstructionTranslator:
     def push_callable(self, value: VariableTracker, with_null: bool) -> None:
         """Push a loaded callable, with the NULL a following CALL expects on the side
         this Python puts it (see compat.CALL_LAYOUT)."""
-        if with_null and V.CALL_LAYOUT == "null_first":
+        if with_null and compat.CALL_LAYOUT == "null_first":
             self.push(NULL)
         self.push(value)
-        if with_null and V.CALL_LAYOUT == "callable_first":
+        if with_null and compat.CALL_LAYOUT == "callable_first":
             self.push(NULL)
 
     def pop(self) -> VariableTracker:
@@ -120,21 +129,40 @@ class InstructionTranslator:
     def jump_to(self, offset: int) -> None:
         self.pc = self.index_of_offset[offset]
 
+    # -- making variables ---------------------------------------------------------------
+    def wrap(self, value, source) -> VariableTracker:
+        """The variable for ``value`` read from ``source`` (None: unguarded), guards installed."""
+        return builder.wrap(self, value, source)
+
+    def wrap_constant(self, value) -> VariableTracker:
+        """The variable for a value computed from constants (no source, no guard)."""
+        return builder.wrap_constant_result(value)
+
+    def wrap_traced(self, value) -> VariableTracker:
+        """The variable for what library code returned while running on proxies."""
+        return builder.wrap_traced_result(self, value)
+
+    def build_tuple(self, items: list) -> VariableTracker:
+        """A new tuple of variables (what BUILD_TUPLE makes)."""
+        return TupleVariable(items)
+
+    def build_dict(self, items: dict) -> VariableTracker:
+        """A new dict of variables keyed by constants (what BUILD_MAP makes)."""
+        return DictVariable(items)
+
     # -- globals ------------------------------------------------------------------------
     def load_global(self, name: str) -> VariableTracker:
-        from ..tracing.variables.builder import wrap
-
         stored = self.output.side_effects.global_value(self.f_globals, name)
         if stored is not None:
             return stored
         if name in self.f_globals:
             source = GlobalSource(name) if self.globals_source is None else ItemSource(self.globals_source, name)
-            return wrap(self, self.f_globals[name], source)
+            return self.wrap(self.f_globals[name], source)
         builtins_dict = self.f_globals.get("__builtins__", __builtins__)
         if not isinstance(builtins_dict, dict):
             builtins_dict = builtins_dict.__dict__
         if name in builtins_dict:
-            return wrap(self, builtins_dict[name], BuiltinSource(name))
+            return self.wrap(builtins_dict[name], BuiltinSource(name))
         raise self.unsupported(f"name {name!r} is not defined (raises NameError in eager)")
 
     # -- calls --------------------------------------------------------------------------
@@ -142,11 +170,6 @@ class InstructionTranslator:
         return fn.call(self, args, kwargs)
 
     def binary_operation(self, op, left: VariableTracker, right: VariableTracker) -> VariableTracker:
-        from ..tracing.variables.containers import SEQUENCE_OPERATORS, BaseListVariable
-        from ..tracing.variables.dicts import DICT_OPERATORS, DictVariable
-        from ..tracing.variables.sets import SET_OPERATORS, SetVariable
-        from ..tracing.variables.tensor import TracedCallableVariable
-
         # Containers first: ``xs += ys`` changes xs in place (never folded on a copy).
         if isinstance(left, DictVariable) and op in DICT_OPERATORS:
             return DICT_OPERATORS[op](self, left, right)
@@ -158,7 +181,7 @@ class InstructionTranslator:
         if left.is_python_constant() and right.is_python_constant():
             a, b = left.as_python_constant(), right.as_python_constant()
             try:
-                return _wrap_constant(op(a, b))
+                return self.wrap_constant(op(a, b))
             except Exception as exc:
                 raise self.unsupported(f"{op.__name__} of constants raised {type(exc).__name__}: {exc}")
         return TracedCallableVariable(op, op.__name__).call(self, [left, right], {})
@@ -183,8 +206,6 @@ class InstructionTranslator:
         child = InstructionTranslator(code, fn_var.f_globals, bound, self.output, parent=self,
                                       globals_source=globals_source)
         if code.co_flags & inspect.CO_GENERATOR:
-            from ..tracing.variables.iterators import GeneratorVariable
-
             return GeneratorVariable(child, fn_var, args, kwargs)  # runs as its consumer asks
         try:
             return child.run()
@@ -219,18 +240,12 @@ class Snapshot:
 
 class GraphBreak(Exception):
     """The compiled frame cannot continue symbolically at ``snapshot.index``: compile
-    what came before and continue eagerly from there (see convert.py)."""
+    what came before and continue eagerly from there (see translate/convert.py)."""
 
     def __init__(self, reason: Unsupported, snapshot: Snapshot):
         super().__init__(str(reason))
         self.reason = reason
         self.snapshot = snapshot
-
-
-def _wrap_constant(value) -> VariableTracker:
-    from ..tracing.variables.builder import wrap_constant_result
-
-    return wrap_constant_result(value)
 
 
 def bind_arguments(code, args: list, kwargs: dict, defaults: tuple, kwdefaults: dict) -> dict:

@@ -97,15 +97,13 @@ class ConstantVariable(ValueVariable):
     rebuilt_once = False  # immutable: every load is as good as the first
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap_constant_result
-
         try:
             attr = getattr(self.value, name)
         except AttributeError as exc:
             raise Unsupported(f"{type(self.value).__name__} has no attribute {name!r}") from exc
         if isinstance(attr, (types.BuiltinMethodType, types.MethodType)):
             return ConstantMethodVariable(self.value, name)
-        return wrap_constant_result(attr)
+        return tx.wrap_constant(attr)
 
     def unpack(self, tx) -> list:
         try:
@@ -140,13 +138,11 @@ class ConstantMethodVariable(VariableTracker):
         self.obj, self.name = obj, name
 
     def call(self, tx, args, kwargs):
-        from .builder import wrap_constant_result
-
         values = [a.as_python_constant() for a in args]
         kw = {k: v.as_python_constant() for k, v in kwargs.items()}
         if isinstance(self.obj, (list, dict, set)):
             raise Unsupported(f"mutating method {self.name} of a constant container")
-        return wrap_constant_result(getattr(self.obj, self.name)(*values, **kw))
+        return tx.wrap_constant(getattr(self.obj, self.name)(*values, **kw))
 
 
 class BoundMethodVariable(VariableTracker):

@@ -5,6 +5,7 @@ import enum
 import functools
 import types
 
+from ....nn.module import Module
 from ....ops.registry import Op
 from ....tensor.device import device as Device
 from ....tensor.dtype import dtype as DType
@@ -12,18 +13,21 @@ from ....tensor.layout import Size, _MemoryFormat
 from ....tensor.symint import SymBool, SymInt
 from ....tensor.tensor import Tensor
 from ....autograd.grad_mode import set_grad_enabled
+from ...runtime.wrappers import CompiledModule
 from .. import guards as G
 from .. import trace_rules
 from ...errors import Unsupported
 from ..proxy import ProxyTensor
-from ..sources import AttrSource, ItemSource
+from ..sources import AttrSource, ItemSource, LocalSource
 from .base import CONSTANT_TYPES, ConstantVariable, VariableTracker
 from .builtins import BuiltinVariable, PureFunctionVariable, is_builtin, is_pure_library_function
 from .containers import ListVariable, NamedTupleVariable, TupleVariable
 from .dicts import DictVariable
 from .sets import SetVariable
-from .functions import OpaqueCallableVariable, PartialVariable, UserFunctionVariable, UserMethodVariable
-from .objects import ClassVariable, NNModuleVariable, NoOpContextVariable, PythonModuleVariable, UserObjectVariable
+from .functions import PartialVariable, UserFunctionVariable, UserMethodVariable
+from .library import OpaqueCallableVariable
+from .classes import ClassVariable
+from .objects import NNModuleVariable, NoOpContextVariable, PythonModuleVariable, UserObjectVariable
 from .tensor import TensorVariable, TracedCallableVariable
 
 #: Library modules whose functions run directly on proxy tensors (their ops get recorded).
@@ -135,9 +139,6 @@ _NAMED_KINDS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctio
 
 
 def _object_variable(tx, value, source) -> VariableTracker:
-    from ....nn.module import Module
-    from ...api import CompiledModule, is_disabled
-
     if not isinstance(value, _NAMED_KINDS):
         # An instance: classified by its type only, never by reading its attributes
         # (which could run a user __getattr__ that eager never runs).
@@ -158,7 +159,7 @@ def _object_variable(tx, value, source) -> VariableTracker:
         return BuiltinVariable(value, source)
     if is_pure_library_function(value):
         return PureFunctionVariable(value, source)
-    if callable(value) and is_disabled(value):
+    if callable(value) and tx.hook is not None and tx.hook.is_disabled(value):
         return DisabledFunctionVariable(value, f"call to {getattr(value, '__qualname__', value)}, marked with dl.disable", source)
     if isinstance(value, types.FunctionType):
         if getattr(value, "__module__", "").startswith(AUTOGRAD_PACKAGE):
@@ -186,9 +187,6 @@ def _object_variable(tx, value, source) -> VariableTracker:
 
 
 def _instance_variable(tx, value, source) -> VariableTracker:
-    from ....nn.module import Module
-    from ...api import CompiledModule
-
     kind = type(value)
     if isinstance(value, CompiledModule):
         return wrap(tx, value._orig_mod, AttrSource(source, "_orig_mod") if source else None)
@@ -215,8 +213,6 @@ BUILTIN_TYPES = (range, zip, enumerate, map, filter, reversed, set, frozenset, t
 
 def _is_frame_input(source) -> bool:
     """Tensors reached from the frame's own arguments are graph inputs; others constants."""
-    from ..sources import LocalSource
-
     while isinstance(source, (ItemSource, AttrSource)):
         if isinstance(source, AttrSource):
             return False

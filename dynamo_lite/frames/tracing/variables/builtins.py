@@ -6,9 +6,12 @@ import operator
 import types
 
 from ...errors import Unsupported, UserError
+from ..sources import ConstSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
-from .containers import ListVariable, TupleVariable
+from .classes import ClassVariable
+from .containers import ContainerMethodVariable, ListVariable, TupleVariable
 from .dicts import DictVariable, make_dict
+from .functions import SuperVariable, zero_argument_super
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
 from .sets import SetVariable
 from .tensor import TensorVariable, TracedCallableVariable
@@ -95,8 +98,6 @@ def _dict(tx, *args, **kwargs):
 
 
 def _sorted(tx, iterable, **kwargs):
-    from .containers import ContainerMethodVariable
-
     result = ListVariable(iterate(tx, iterable).unpack(tx))
     ContainerMethodVariable(result, "sort").call(tx, [], kwargs)
     return result
@@ -141,9 +142,7 @@ def _min_max(pick):
     def handler(tx, *args, **kwargs):
         items = iterate(tx, args[0]).unpack(tx) if len(args) == 1 else list(args)
         if items and not kwargs and all(item.is_python_constant() for item in items):
-            from .builder import wrap_constant_result
-
-            return wrap_constant_result(pick(item.as_python_constant() for item in items))
+            return tx.wrap_constant(pick(item.as_python_constant() for item in items))
         # Anything else compares values with __bool__ (tensors: data-dependent).
         raise Unsupported(f"{pick.__name__}() over values that are not constants (data-dependent)",
                           hint="use dl.minimum/dl.maximum for tensors")
@@ -156,9 +155,6 @@ def _abs(tx, value):
 
 
 def _type(tx, value):
-    from ..sources import ConstSource
-    from .objects import ClassVariable
-
     cls = value.python_type()  # guarded already: the value's type is part of its guards
     return ClassVariable(cls, ConstSource(cls, f"type({cls.__qualname__})"))
 
@@ -177,8 +173,6 @@ def _print(tx, *args, **kwargs):
 
 
 def _super(tx, cls=None, obj=None):
-    from .functions import SuperVariable, zero_argument_super
-
     if cls is None:
         return zero_argument_super(tx)
     return SuperVariable(cls.as_python_constant(), obj)
@@ -217,14 +211,12 @@ class BuiltinVariable(ValueVariable):
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         if self.fn in PURE_ON_CONSTANTS and _all_constant(args, kwargs):
-            from .builder import wrap_constant_result
-
             values, kw = _constants(args, kwargs)
             try:
                 result = self.fn(*values, **kw)
             except Exception as exc:
                 raise Unsupported(f"{self.fn.__name__}() raised {type(exc).__name__}: {exc}") from None
-            return wrap_constant_result(result)
+            return tx.wrap_constant(result)
         handler = BUILTIN_HANDLERS.get(self.fn)
         if handler is not None:
             return handler(tx, *args, **kwargs)
@@ -258,11 +250,9 @@ class PureFunctionVariable(ValueVariable):
             if any(isinstance(a, TensorVariable) for a in args) and self.fn.__module__ in ("operator", "_operator"):
                 return TracedCallableVariable(self.fn, self.fn.__name__).call(tx, args, kwargs)
             raise Unsupported(f"{self.fn.__module__}.{self.fn.__name__}() of values that are not constants")
-        from .builder import wrap_constant_result
-
         values, kw = _constants(args, kwargs)
         try:
-            return wrap_constant_result(self.fn(*values, **kw))
+            return tx.wrap_constant(self.fn(*values, **kw))
         except Exception as exc:
             raise Unsupported(f"{self.fn.__name__}() raised {type(exc).__name__}: {exc}") from None
 

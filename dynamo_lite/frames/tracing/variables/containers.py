@@ -270,9 +270,7 @@ class ContainerMethodVariable(BoundMethodVariable):
     def call(self, tx, args, kwargs):
         target = self.target
         if self.name == "_asdict":
-            from .dicts import DictVariable
-
-            return DictVariable(dict(zip(target.tuple_type._fields, target.items)))
+            return tx.build_dict(dict(zip(target.tuple_type._fields, target.items)))
         if kwargs and self.name != "sort":
             raise UserError(TypeError(f"{target.container_type.__name__}.{self.name}() takes no keyword arguments"))
         if not target.realized and self.name in ("append", "extend"):

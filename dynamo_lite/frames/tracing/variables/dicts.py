@@ -6,6 +6,7 @@ import operator
 
 from ...errors import Unsupported, UserError
 from .base import BoundMethodVariable, ConstantVariable, VariableTracker
+from .containers import TupleVariable
 from .iterators import DictIteratorVariable
 
 _MISSING = object()
@@ -142,8 +143,6 @@ class DictViewVariable(VariableTracker):
         return type(getattr({}, self.kind)())
 
     def element(self, key):
-        from .containers import TupleVariable
-
         if self.kind == "keys":
             return ConstantVariable(key)
         if self.kind == "values":
@@ -189,8 +188,6 @@ def _pop(tx, d, key, default=None):
 
 
 def _popitem(tx, d, last=None):
-    from .containers import TupleVariable
-
     if not d.items:
         raise UserError(KeyError("popitem(): dictionary is empty"))
     tx.output.side_effects.mutation(d)

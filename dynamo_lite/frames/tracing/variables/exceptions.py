@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ...errors import Unsupported, UserError
 from .base import ConstantVariable, VariableTracker
+from .containers import TupleVariable
 
 
 class ExceptionVariable(VariableTracker):
@@ -24,8 +25,6 @@ class ExceptionVariable(VariableTracker):
         return self.exception_type(*(a.as_python_constant() for a in self.args))
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .containers import TupleVariable
-
         if name == "args":
             return TupleVariable(self.args)
         raise Unsupported(f"attribute {name!r} of a {self.exception_type.__name__} made in the frame")
@@ -45,19 +44,6 @@ def is_plain_exception(cls: type) -> bool:
     """An exception class whose instances only hold their ``args`` (no user __init__/__new__)."""
     return all(k.__module__ == "builtins" or ("__init__" not in vars(k) and "__new__" not in vars(k))
                for k in cls.__mro__)
-
-
-def raised(value) -> UserError:
-    """The UserError for ``raise value`` (an exception class or instance variable)."""
-    from .objects import ClassVariable
-
-    if isinstance(value, ClassVariable) and issubclass(value.value, BaseException):
-        value = ExceptionVariable(value.value, [])
-    if not isinstance(value, ExceptionVariable):
-        raise Unsupported(f"raising {value}")
-    error = UserError(value.as_python_constant())
-    error.variable = value
-    return error
 
 
 def exception_variable(error: UserError) -> ExceptionVariable:

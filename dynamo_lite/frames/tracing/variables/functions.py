@@ -1,10 +1,14 @@
 """User functions and methods (inlined by the translator) and functions made while tracing."""
 from __future__ import annotations
 
+import functools
 import types
 
 from ...errors import Unsupported
+from ..sources import AttrSource, ConstSource, ItemSource
 from .base import CellVariable, ConstantVariable, VariableTracker
+from .containers import TupleVariable
+from .dicts import DictVariable
 
 
 class UserFunctionVariable(VariableTracker):
@@ -31,10 +35,6 @@ class UserFunctionVariable(VariableTracker):
     def closure_cells(self, tx) -> list:
         """One CellVariable per real cell (shared by every call that reads it, so a
         ``nonlocal`` write is seen by the next call); its source is the cell object."""
-        from ..sources import AttrSource, ConstSource, ItemSource
-        from .base import CellVariable
-        from .builder import wrap
-
         cells = []
         for i, (name, cell) in enumerate(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ())):
             known = tx.output.objects.get(id(cell))
@@ -47,7 +47,7 @@ class UserFunctionVariable(VariableTracker):
                 contents = cell.cell_contents
             except ValueError:
                 raise Unsupported(f"free variable {name!r} referenced before assignment") from None
-            variable = CellVariable(wrap(tx, contents, AttrSource(cell_source, "cell_contents")), name,
+            variable = CellVariable(tx.wrap(contents, AttrSource(cell_source, "cell_contents")), name,
                                     external=True, source=cell_source)
             tx.output.objects[id(cell)] = (cell, variable)
             cells.append(variable)
@@ -56,13 +56,10 @@ class UserFunctionVariable(VariableTracker):
     def defaults(self, tx) -> tuple:
         """The default values, each with its source (``fn.__defaults__[i]``): they are
         guarded like any other input, and a mutable default is tracked like an argument."""
-        from ..sources import AttrSource, ConstSource, ItemSource
-        from .builder import wrap
-
         base = self.source if self.source is not None else ConstSource(self.fn, self.fn.__qualname__)
-        positional = tuple(wrap(tx, v, ItemSource(AttrSource(base, "__defaults__"), i))
+        positional = tuple(tx.wrap(v, ItemSource(AttrSource(base, "__defaults__"), i))
                            for i, v in enumerate(self.fn.__defaults__ or ()))
-        keyword = {k: wrap(tx, v, ItemSource(AttrSource(base, "__kwdefaults__"), k))
+        keyword = {k: tx.wrap(v, ItemSource(AttrSource(base, "__kwdefaults__"), k))
                    for k, v in (self.fn.__kwdefaults__ or {}).items()}
         return positional, keyword
 
@@ -151,8 +148,6 @@ class SuperVariable(VariableTracker):
         self.cls, self.self_var = cls, self_var
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        import types
-
         mro = self.self_var.python_type().__mro__
         for klass in mro[mro.index(self.cls) + 1:]:
             if name in klass.__dict__:
@@ -173,36 +168,6 @@ def zero_argument_super(tx) -> SuperVariable:
     return SuperVariable(cell.contents.as_python_constant(), self_var)
 
 
-class OpaqueCallableVariable(VariableTracker):
-    """A callable the trace rules keep opaque (standard library, installed packages, C
-    callables): folded when it is known pure and every argument is a constant, handled
-    by the translator when it has explicit handling (``library.SPECIAL_CALLABLES``),
-    otherwise a graph break, so it runs eagerly in program order."""
-
-    def __init__(self, fn, source=None):
-        self.fn = fn
-        self.source = source
-
-    def python_type(self) -> type:
-        return type(self.fn)
-
-    def as_python_constant(self):
-        return self.fn
-
-    def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .library import special_attribute
-
-        return special_attribute(tx, self, name)
-
-    def call(self, tx, args, kwargs) -> VariableTracker:
-        from .library import call_special
-
-        return call_special(tx, self.fn, args, kwargs)
-
-    def __repr__(self) -> str:
-        return f"OpaqueCallableVariable({getattr(self.fn, '__qualname__', self.fn)!r})"
-
-
 class PartialVariable(VariableTracker):
     """A ``functools.partial``: calling it calls ``func`` with the stored arguments first."""
 
@@ -211,14 +176,9 @@ class PartialVariable(VariableTracker):
         self.source = source
 
     def python_type(self) -> type:
-        import functools
-
         return functools.partial
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .containers import TupleVariable
-        from .dicts import DictVariable
-
         attributes = {"func": lambda: self.func, "args": lambda: TupleVariable(self.args),
                       "keywords": lambda: DictVariable(self.keywords)}
         if name not in attributes:
@@ -235,7 +195,6 @@ class PartialVariable(VariableTracker):
         if self.source is not None:
             self.source.reconstruct(cg)
             return
-        import functools
 
         if self.keywords:
             raise Unsupported("rebuilding a functools.partial with keyword arguments")

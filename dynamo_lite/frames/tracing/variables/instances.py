@@ -6,6 +6,7 @@ import types
 
 from ...errors import Unsupported, UserError
 from .. import trace_rules
+from ..side_effects import DELETED
 from ..sources import AttrSource, ConstSource
 from .functions import UserMethodVariable
 from .objects import UserObjectVariable
@@ -46,8 +47,6 @@ class FrameObjectVariable(UserObjectVariable):
         return AttrSource(ConstSource(type(self.value), type(self.value).__qualname__), name)
 
     def record_store(self, tx, name: str, value) -> None:
-        from ..side_effects import DELETED
-
         tx.output.side_effects.journal_state(self)
         if value is DELETED:
             self.attributes.pop(name, None)

@@ -1,6 +1,9 @@
 """Iterators during tracing: lazy, in step with their consumer, live over the containers they walk."""
 from __future__ import annotations
 
+import itertools
+import types
+
 from ...errors import Unsupported, UserError
 from .base import ConstantVariable, VariableTracker
 
@@ -168,8 +171,6 @@ class LazyIteratorVariable(IteratorVariable):
         self.count, self.strict, self.done = start, strict, False
 
     def python_type(self) -> type:
-        import itertools
-
         return {"map": map, "filter": filter, "zip": zip, "enumerate": enumerate, "chain": itertools.chain}[self.kind]
 
     def save_state(self):
@@ -233,8 +234,6 @@ def _is_none(variable) -> bool:
 
 
 def _zip_step(it, tx):
-    from .containers import TupleVariable
-
     row = []
     for position, iterator in enumerate(it.iterators):
         item = iterator.next_item(tx)
@@ -243,7 +242,7 @@ def _zip_step(it, tx):
                 _check_zip_lengths(it, tx, position)
             return None
         row.append(item)
-    return TupleVariable(row)
+    return tx.build_tuple(row)
 
 
 def _check_zip_lengths(it, tx, position: int) -> None:
@@ -259,14 +258,12 @@ def _check_zip_lengths(it, tx, position: int) -> None:
 
 
 def _enumerate_step(it, tx):
-    from .containers import TupleVariable
-
     item = it.iterators[0].next_item(tx)
     if item is None:
         return None
     tx.output.side_effects.journal_state(it)
     it.count += 1
-    return TupleVariable([ConstantVariable(it.count - 1), item])
+    return tx.build_tuple([ConstantVariable(it.count - 1), item])
 
 
 def _chain_step(it, tx):
@@ -304,8 +301,6 @@ class GeneratorVariable(IteratorVariable):
         self.started = False
 
     def python_type(self) -> type:
-        import types
-
         return types.GeneratorType
 
     def save_state(self):

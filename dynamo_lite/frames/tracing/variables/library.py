@@ -14,7 +14,9 @@ import operator
 from ...errors import Unsupported, UserError
 from .. import trace_rules
 from .base import ConstantVariable, VariableTracker
+from .containers import TupleVariable
 from .dicts import make_dict
+from .functions import PartialVariable
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
 
 
@@ -32,8 +34,6 @@ def _reduce(tx, fn, iterable, *initial):
 
 
 def _partial(tx, fn, *args, **kwargs):
-    from .functions import PartialVariable
-
     return PartialVariable(fn, list(args), kwargs)
 
 
@@ -46,8 +46,6 @@ def _chain_from_iterable(tx, iterable):
 
 
 def _product(tx, *iterables, repeat=None):
-    from .containers import TupleVariable
-
     pools = [iterate(tx, it).unpack(tx) for it in iterables]  # product reads its inputs first too
     pools *= 1 if repeat is None else repeat.as_python_constant()
     return IteratorVariable([TupleVariable(list(row)) for row in itertools.product(*pools)])
@@ -103,11 +101,9 @@ def call_special(tx, fn, args: list, kwargs: dict) -> VariableTracker:
     module = getattr(fn, "__module__", None) or ""
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
     if module in trace_rules.FOLDABLE_MODULES and all(a.is_python_constant() for a in [*args, *kwargs.values()]):
-        from .builder import wrap_constant_result
-
         values = [a.as_python_constant() for a in args]
         try:
-            return wrap_constant_result(fn(*values, **{k: v.as_python_constant() for k, v in kwargs.items()}))
+            return tx.wrap_constant(fn(*values, **{k: v.as_python_constant() for k, v in kwargs.items()}))
         except Exception as exc:
             raise UserError(exc) from None
     raise Unsupported(f"call to {module + '.' if module else ''}{name}, library code the compiler does not trace "
@@ -116,12 +112,36 @@ def call_special(tx, fn, args: list, kwargs: dict) -> VariableTracker:
 
 def special_attribute(tx, variable, name: str) -> VariableTracker:
     """An attribute of an opaque callable (``chain.from_iterable`` ...)."""
-    from .builder import wrap
-
     try:
         value = getattr(variable.fn, name)
     except AttributeError:
         raise Unsupported(f"{variable.fn!r} has no attribute {name!r}") from None
     if not has_special_handling(value) and not isinstance(value, (str, int, type(None))):
         raise Unsupported(f"attribute {name!r} of {variable.fn!r}")
-    return wrap(tx, value, None)
+    return tx.wrap(value, None)
+
+
+class OpaqueCallableVariable(VariableTracker):
+    """A callable the trace rules keep opaque (standard library, installed packages, C
+    callables): folded when it is known pure and every argument is a constant, handled
+    by the translator when it has explicit handling (``library.SPECIAL_CALLABLES``),
+    otherwise a graph break, so it runs eagerly in program order."""
+
+    def __init__(self, fn, source=None):
+        self.fn = fn
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        return special_attribute(tx, self, name)
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return call_special(tx, self.fn, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"OpaqueCallableVariable({getattr(self.fn, '__qualname__', self.fn)!r})"

@@ -4,12 +4,17 @@ from __future__ import annotations
 import inspect
 import types
 
+from ....nn.hooks import HOOK_TABLES
+from ....nn.module import Module
 from ...errors import Unsupported, UserError
 from ..guards import DICT_KEYS, LENGTH_MATCH
 from ..side_effects import DELETED
 from ..sources import AttrSource, ItemSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
+from .containers import NamedTupleVariable, TupleVariable
 from .functions import UserMethodVariable
+from .iterators import IteratorVariable
+from .library import call_special, has_special_handling
 
 
 def _static_attr(obj, name):
@@ -30,8 +35,6 @@ class ObjectVariable(ValueVariable):
         return self.value
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap
-
         stored = self.stored_attribute(tx, name)
         if stored is DELETED:
             raise UserError(AttributeError(f"'{type(self.value).__name__}' object has no attribute '{name}'"))
@@ -42,21 +45,19 @@ class ObjectVariable(ValueVariable):
         if isinstance(static, types.FunctionType):
             # A plain function found on the class: a method to inline with self bound.
             if name in getattr(self.value, "__dict__", {}):
-                return wrap(tx, static, source)
+                return tx.wrap(static, source)
             return UserMethodVariable(static, self, source if self.source is not None else None)
         if isinstance(static, staticmethod):
-            return wrap(tx, static.__func__, None)
+            return tx.wrap(static.__func__, None)
         if isinstance(static, classmethod):
-            from .builder import wrap as wrap_value
-
-            return UserMethodVariable(static.__func__, wrap_value(tx, type(self.value), None))
+            return UserMethodVariable(static.__func__, tx.wrap(type(self.value), None))
         if isinstance(static, property):
             if static.fget is None:
                 raise Unsupported(f"property {name!r} has no getter")
             return UserMethodVariable(static.fget, self).call(tx, [], {})
         if hasattr(static, "__get__") and not isinstance(static, (types.BuiltinFunctionType, type)) and not _is_plain_data(static):
             return OpaqueAttributeVariable(self, name)
-        return wrap(tx, getattr(self.value, name), source)
+        return tx.wrap(getattr(self.value, name), source)
 
     def store_attribute(self, tx, name: str, value) -> None:
         """``obj.name = value``: through a property's setter (inlined), else recorded."""
@@ -134,24 +135,20 @@ class NNModuleVariable(ObjectVariable):
     """
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap
-
         stored = tx.output.side_effects.attribute(self.value, name)
         if stored is not None:
             return stored
         module = self.value
         if name in MODULE_TRAVERSALS and self.source is not None:
-            from ....nn.module import Module
-
             if getattr(type(module), name) is getattr(Module, name):  # not overridden
                 return ModuleTraversalVariable(self, name)
         source = AttrSource(self.source, name) if self.source is not None else None
         for table in ("_parameters", "_buffers", "_modules"):
             entries = module.__dict__.get(table)
             if entries is not None and name in entries:
-                return wrap(tx, entries[name], source)
+                return tx.wrap(entries[name], source)
         if name in module.__dict__:
-            return wrap(tx, module.__dict__[name], source)
+            return tx.wrap(module.__dict__[name], source)
         return super().var_getattr(tx, name)
 
     def store_attribute(self, tx, name: str, value) -> None:
@@ -163,7 +160,6 @@ class NNModuleVariable(ObjectVariable):
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         cls = type(self.value)
-        from ....nn.module import Module
 
         if cls.__call__ is Module.__call__:
             # See NOTE: [module hooks and the compiler]: without hooks, inline forward.
@@ -174,7 +170,6 @@ class NNModuleVariable(ObjectVariable):
 
     def _has_hooks(self, tx) -> bool:
         """Whether the module has forward hooks; the hook tables' keys are guarded."""
-        from ....nn.hooks import HOOK_TABLES
 
         tables = {name: self.value.__dict__.get(name) for name in HOOK_TABLES}
         if self.source is not None:
@@ -184,14 +179,12 @@ class NNModuleVariable(ObjectVariable):
         return any(tables.values())
 
     def unpack(self, tx) -> list:
-        from .builder import wrap
-
         module = self.value
         modules = module.__dict__.get("_modules", {})
         parameters = list(module.__dict__.get("_parameters", {}).values())
         if hasattr(module, "__iter__") and (modules or _iterates_over(module, parameters)):  # ParameterList
             self.length(tx)  # guards the length
-            return [wrap(tx, m, ItemSource(self.source, i) if self.source is not None else None)
+            return [tx.wrap(m, ItemSource(self.source, i) if self.source is not None else None)
                     for i, m in enumerate(module)]
         raise Unsupported(f"iterating over {type(module).__name__}")
 
@@ -201,14 +194,12 @@ class NNModuleVariable(ObjectVariable):
         return len(self.value)
 
     def getitem(self, tx, key: VariableTracker) -> VariableTracker:
-        from .builder import wrap
-
         index = key.as_python_constant()
         result = self.value[index]
         if isinstance(index, slice):
-            return wrap(tx, result, None) if self.source is None else NNModuleVariable(result, None)
+            return tx.wrap(result, None) if self.source is None else NNModuleVariable(result, None)
         source = ItemSource(self.source, index) if self.source is not None else None
-        return wrap(tx, result, source)
+        return tx.wrap(result, source)
 
 
 def _iterates_over(module, members: list) -> bool:
@@ -234,10 +225,6 @@ class ModuleTraversalVariable(VariableTracker):
         self.module, self.name = module, name
 
     def call(self, tx, args, kwargs) -> VariableTracker:
-        from . import builder
-        from .containers import TupleVariable
-        from .iterators import IteratorVariable
-
         named, keep_names = MODULE_TRAVERSALS[self.name]
         values = [a.as_python_constant() for a in args]
         kw = {k: v.as_python_constant() for k, v in kwargs.items()}
@@ -246,19 +233,17 @@ class ModuleTraversalVariable(VariableTracker):
         items = []
         for qualified, value in getattr(root, named)(*values, **kw):
             path = qualified[len(kw.get("prefix", "")):].lstrip(".") if kw.get("prefix") else qualified
-            variable = builder.wrap(tx, value, _member_source(self.module.source, root, path))
+            variable = tx.wrap(value, _member_source(self.module.source, root, path))
             items.append(TupleVariable([ConstantVariable(qualified), variable]) if keep_names else variable)
         return IteratorVariable(items)
 
     @staticmethod
     def _guard_tree(tx, module, source) -> None:
-        from .. import guards as G
-
         pending = [(module, source)]
         while pending:
             current, current_source = pending.pop()
             for table in ("_modules", "_parameters", "_buffers"):
-                tx.output.guards.add(AttrSource(current_source, table), G.DICT_KEYS, tuple(current.__dict__[table]))
+                tx.output.guards.add(AttrSource(current_source, table), DICT_KEYS, tuple(current.__dict__[table]))
             for name, child in current.__dict__["_modules"].items():
                 if child is not None:
                     pending.append((child, ItemSource(AttrSource(current_source, "_modules"), name)))
@@ -283,68 +268,11 @@ class PythonModuleVariable(ObjectVariable):
     """An imported Python module (``math``, ``dl``, ``F``): attribute reads are guarded."""
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap
-
         try:
             value = getattr(self.value, name)
         except AttributeError:
             raise Unsupported(f"module {self.value.__name__!r} has no attribute {name!r}") from None
-        return wrap(tx, value, AttrSource(self.source, name) if self.source is not None else None)
-
-
-class ClassVariable(ObjectVariable):
-    """A class object (used by isinstance, attribute reads of class constants)."""
-
-    def call(self, tx, args, kwargs) -> VariableTracker:
-        from .library import call_special, has_special_handling
-
-        cls = self.value
-        if has_special_handling(cls):
-            return call_special(tx, cls, args, kwargs)
-        from .instances import construct, is_plain_class
-
-        if is_plain_class(cls):
-            return construct(tx, self, args, kwargs)
-        if issubclass(cls, BaseException) and not kwargs and all(a.is_python_constant() for a in args):
-            from .exceptions import ExceptionVariable, is_plain_exception
-
-            if is_plain_exception(cls):
-                return ExceptionVariable(cls, list(args))
-        if issubclass(cls, tuple) and hasattr(cls, "_fields") and hasattr(cls, "_make"):
-            return _make_namedtuple(cls, args, kwargs)
-        raise Unsupported(f"creating an instance of {cls.__qualname__} inside the compiled region")
-
-    def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap
-
-        static = _static_attr(self.value, name)
-        if isinstance(static, (staticmethod, classmethod)):
-            return wrap(tx, getattr(self.value, name), None)
-        return wrap(tx, getattr(self.value, name), AttrSource(self.source, name) if self.source is not None else None)
-
-
-def _make_namedtuple(cls, args, kwargs) -> VariableTracker:
-    """``cls(*args, **kwargs)`` for a namedtuple class, with its field defaults."""
-    from .containers import NamedTupleVariable
-
-    fields = cls._fields
-    values = dict(zip(fields, args))
-    for name, value in kwargs.items():
-        if name not in fields or name in values:
-            raise Unsupported(f"{cls.__name__}() got a bad or duplicate argument {name!r} (raises in eager)")
-        values[name] = value
-    defaults = getattr(cls, "_field_defaults", {})
-    items = []
-    for name in fields:
-        if name in values:
-            items.append(values[name])
-        elif name in defaults:
-            items.append(ConstantVariable(defaults[name]))
-        else:
-            raise Unsupported(f"{cls.__name__}() missing argument {name!r} (raises in eager)")
-    if len(args) > len(fields):
-        raise Unsupported(f"{cls.__name__}() takes {len(fields)} arguments (raises in eager)")
-    return NamedTupleVariable(items, cls)
+        return tx.wrap(value, AttrSource(self.source, name) if self.source is not None else None)
 
 
 class NoOpContextVariable(VariableTracker):

@@ -30,13 +30,11 @@ class TensorVariable(VariableTracker):
         return self.proxy
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap_traced_result
-
         with tx.output.tracing(f"Tensor.{name}"):
             value = getattr(self.proxy, name)
         if callable(value) and hasattr(value, "__self__"):
             return TensorMethodVariable(self, name, value)
-        return wrap_traced_result(tx, value)
+        return tx.wrap_traced(value)
 
     def unpack(self, tx) -> list:
         if not self.proxy.ndim:
@@ -78,13 +76,11 @@ class TracedCallableVariable(VariableTracker):
         return self.fn
 
     def call(self, tx, args, kwargs) -> VariableTracker:
-        from .builder import wrap_traced_result
-
         values = [a.as_traceable() for a in args]
         kw = {k: v.as_traceable() for k, v in kwargs.items()}
         with tx.output.tracing(self.description):
             result = self.fn(*values, **kw)
-        return wrap_traced_result(tx, result)
+        return tx.wrap_traced(result)
 
     def reconstruct(self, cg) -> None:
         if self.source is not None:

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import operator
 
-from ...bytecode import compat as V
+from ...bytecode import compat
 from ...errors import Unsupported
 from ...tracing.variables.base import CellVariable, ConstantVariable, NullVariable, VariableTracker
 from ...tracing.variables.containers import TupleVariable
 from ...tracing.variables.dicts import DictVariable
 from ...tracing.variables.functions import NestedFunctionVariable, SuperVariable
 from ...tracing.variables.tensor import TracedCallableVariable
-from . import handles
+from .registry import handles
 
 
 @handles("KW_NAMES")
@@ -30,7 +30,7 @@ def _callable_and_args(tx, argc: int):
     args = tx.popn(argc)
     second = tx.pop()
     first = tx.pop()
-    if V.CALL_LAYOUT == "null_first":
+    if compat.CALL_LAYOUT == "null_first":
         if isinstance(first, NullVariable):
             return second, args
         return first, [second, *args]
@@ -71,7 +71,7 @@ def call_function_ex(tx, ins):
 
 @handles("CALL_INTRINSIC_1")
 def call_intrinsic_1(tx, ins):
-    name = V.INTRINSIC_1.get(ins.arg)
+    name = compat.INTRINSIC_1.get(ins.arg)
     value = tx.pop()
     if name == "LIST_TO_TUPLE":
         tx.push(TupleVariable(value.unpack(tx)))

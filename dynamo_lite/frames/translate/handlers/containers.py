@@ -6,7 +6,7 @@ from ...tracing.variables.base import ConstantVariable
 from ...tracing.variables.containers import ListVariable, TupleVariable
 from ...tracing.variables.dicts import DictVariable
 from ...tracing.variables.sets import SetMethodVariable, SetVariable
-from . import handles
+from .registry import handles
 
 
 @handles("BUILD_TUPLE")

@@ -1,14 +1,14 @@
 """Jumps, loops (unrolled), with-blocks of no-op context managers, raise."""
 from __future__ import annotations
 
-from ...bytecode import compat as V
+from ...bytecode import compat
 from ...errors import Unsupported
 
 from ...tracing.variables.base import ConstantVariable
 from ...tracing.variables.builtins import BUILTIN_HANDLERS
 from ...tracing.variables.iterators import IteratorVariable
 from ...tracing.variables.objects import NoOpContextVariable
-from . import handles
+from .registry import handles
 
 _TESTS = {
     "truthy": lambda tx, value: value.truth(tx),
@@ -18,14 +18,14 @@ _TESTS = {
 }
 
 
-@handles(*V.UNCONDITIONAL_JUMPS)
+@handles(*compat.UNCONDITIONAL_JUMPS)
 def jump(tx, ins):
     tx.jump_to(ins.argval)
 
 
-@handles(*V.CONDITIONAL_JUMPS)
+@handles(*compat.CONDITIONAL_JUMPS)
 def conditional_jump(tx, ins):
-    mode, test = V.CONDITIONAL_JUMPS[ins.opname]
+    mode, test = compat.CONDITIONAL_JUMPS[ins.opname]
     value = tx.stack[-1]
     if test in ("none", "not_none") and not value.is_python_constant():
         taken = test == "not_none"  # a non-constant value (tensor, module ...) is never None
@@ -53,7 +53,7 @@ def for_iter(tx, ins):
         return
     tx.pop()
     tx.jump_to(ins.argval)
-    tx.pc += V.FOR_ITER_EXIT_SKIP
+    tx.pc += compat.FOR_ITER_EXIT_SKIP
 
 
 @handles("END_FOR")

@@ -1,11 +1,23 @@
 """raise, except clauses and with-statement cleanup (NOTE: [try/except in the traced frame])."""
 from __future__ import annotations
 
-from ...errors import Unsupported
+from ...errors import Unsupported, UserError
 from ...tracing.variables.base import ConstantVariable
-from ...tracing.variables.exceptions import ExceptionVariable, raised
-from ...tracing.variables.objects import ClassVariable, NoOpExitVariable
-from . import handles
+from ...tracing.variables.exceptions import ExceptionVariable
+from ...tracing.variables.classes import ClassVariable
+from ...tracing.variables.objects import NoOpExitVariable
+from .registry import handles
+
+
+def raised(value) -> UserError:
+    """The UserError for ``raise value`` (an exception class or instance variable)."""
+    if isinstance(value, ClassVariable) and issubclass(value.value, BaseException):
+        value = ExceptionVariable(value.value, [])
+    if not isinstance(value, ExceptionVariable):
+        raise Unsupported(f"raising {value}")
+    error = UserError(value.as_python_constant())
+    error.variable = value
+    return error
 
 
 @handles("RAISE_VARARGS")

@@ -1,13 +1,18 @@
 """Loads and stores of locals, cells, globals, constants and attributes; stack shuffles."""
 from __future__ import annotations
 
-from ...bytecode import compat as V
+import sys
+
+from ...bytecode import compat
 from ...errors import Unsupported
+from ...tracing.side_effects import DELETED
+from ...tracing.sources import ConstSource
 from ...tracing.variables.base import NULL, CellVariable, ConstantVariable
-from . import handles
+from ...tracing.variables.objects import ObjectVariable, PythonModuleVariable
+from .registry import handles
 
 
-@handles(*V.NO_OPS, "PRECALL")
+@handles(*compat.NO_OPS, "PRECALL")
 def nop(tx, ins):
     pass
 
@@ -42,9 +47,9 @@ def delete_fast(tx, ins):
 _PARTS = {"LOAD_FAST": _load_fast, "STORE_FAST": lambda tx, name: tx.locals.__setitem__(name, tx.pop())}
 
 
-@handles(*V.SUPERINSTRUCTIONS)
+@handles(*compat.SUPERINSTRUCTIONS)
 def superinstruction(tx, ins):
-    for part, name in zip(V.SUPERINSTRUCTIONS[ins.opname], ins.argval):
+    for part, name in zip(compat.SUPERINSTRUCTIONS[ins.opname], ins.argval):
         _PARTS[part](tx, name)
 
 
@@ -102,7 +107,7 @@ def store_deref(tx, ins):
 @handles("LOAD_ATTR")
 def load_attr(tx, ins):
     obj = tx.pop()
-    method_form = V.LOAD_ATTR_METHOD_FLAG and bool(ins.arg & 1)
+    method_form = compat.LOAD_ATTR_METHOD_FLAG and bool(ins.arg & 1)
     tx.push_callable(obj.var_getattr(tx, ins.argval), method_form)
 
 
@@ -114,8 +119,6 @@ def load_method(tx, ins):
 
 @handles("STORE_ATTR")
 def store_attr(tx, ins):
-    from ...tracing.variables.objects import ObjectVariable
-
     target = tx.pop()
     value = tx.pop()
     if not isinstance(target, ObjectVariable) or isinstance(target.value, type):
@@ -125,9 +128,6 @@ def store_attr(tx, ins):
 
 @handles("DELETE_ATTR")
 def delete_attr(tx, ins):
-    from ...tracing.side_effects import DELETED
-    from ...tracing.variables.objects import ObjectVariable
-
     target = tx.pop()
     if not isinstance(target, ObjectVariable) or isinstance(target.value, type):
         raise Unsupported(f"del of attribute {ins.argval!r} of {target}")
@@ -160,10 +160,7 @@ def swap(tx, ins):
 def import_name(tx, ins):
     """``import m`` / ``from m import x`` of a module already imported: no effect but the
     lookup (a first import runs module code: the graph breaks and eager imports it)."""
-    import sys
 
-    from ...tracing.sources import ConstSource
-    from ...tracing.variables.objects import PythonModuleVariable
 
     fromlist = tx.pop().as_python_constant()
     level = tx.pop().as_python_constant()

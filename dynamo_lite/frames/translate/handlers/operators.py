@@ -8,7 +8,7 @@ from ...errors import Unsupported
 from ...tracing.variables.base import ConstantVariable
 from ...tracing.variables.containers import BaseListVariable
 from ...tracing.variables.tensor import TensorVariable, TracedCallableVariable
-from . import handles
+from .registry import handles
 
 #: BINARY_OP's argument -> operator, from the interpreter's own table of symbols.
 _SYMBOLS = {
@@ -123,9 +123,7 @@ def subscript(tx, container, key):
             value = container.as_python_constant()[key.as_python_constant()]
         except Exception as exc:
             raise Unsupported(f"subscript raised {type(exc).__name__}: {exc}") from None
-        from ...tracing.variables.builder import wrap_constant_result
-
-        return wrap_constant_result(value)
+        return tx.wrap_constant(value)
     raise Unsupported(f"subscript of {container}")
 
 

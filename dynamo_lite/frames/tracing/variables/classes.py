@@ -1,0 +1,57 @@
+"""Class objects read or made while tracing: calling one makes an instance (a plain class,
+an exception, a namedtuple) or is a graph break."""
+from __future__ import annotations
+
+from ...errors import Unsupported
+from ..sources import AttrSource
+from .base import ConstantVariable, VariableTracker
+from .containers import NamedTupleVariable
+from .exceptions import ExceptionVariable, is_plain_exception
+from .instances import construct, is_plain_class
+from .library import call_special, has_special_handling
+from .objects import ObjectVariable, _static_attr
+
+
+class ClassVariable(ObjectVariable):
+    """A class object (used by isinstance, attribute reads of class constants)."""
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        cls = self.value
+        if has_special_handling(cls):
+            return call_special(tx, cls, args, kwargs)
+        if is_plain_class(cls):
+            return construct(tx, self, args, kwargs)
+        if issubclass(cls, BaseException) and not kwargs and all(a.is_python_constant() for a in args):
+            if is_plain_exception(cls):
+                return ExceptionVariable(cls, list(args))
+        if issubclass(cls, tuple) and hasattr(cls, "_fields") and hasattr(cls, "_make"):
+            return _make_namedtuple(cls, args, kwargs)
+        raise Unsupported(f"creating an instance of {cls.__qualname__} inside the compiled region")
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        static = _static_attr(self.value, name)
+        if isinstance(static, (staticmethod, classmethod)):
+            return tx.wrap(getattr(self.value, name), None)
+        return tx.wrap(getattr(self.value, name), AttrSource(self.source, name) if self.source is not None else None)
+
+
+def _make_namedtuple(cls, args, kwargs) -> VariableTracker:
+    """``cls(*args, **kwargs)`` for a namedtuple class, with its field defaults."""
+    fields = cls._fields
+    values = dict(zip(fields, args))
+    for name, value in kwargs.items():
+        if name not in fields or name in values:
+            raise Unsupported(f"{cls.__name__}() got a bad or duplicate argument {name!r} (raises in eager)")
+        values[name] = value
+    defaults = getattr(cls, "_field_defaults", {})
+    items = []
+    for name in fields:
+        if name in values:
+            items.append(values[name])
+        elif name in defaults:
+            items.append(ConstantVariable(defaults[name]))
+        else:
+            raise Unsupported(f"{cls.__name__}() missing argument {name!r} (raises in eager)")
+    if len(args) > len(fields):
+        raise Unsupported(f"{cls.__name__}() takes {len(fields)} arguments (raises in eager)")
+    return NamedTupleVariable(items, cls)
