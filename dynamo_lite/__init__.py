@@ -8,7 +8,7 @@ from .tensor.dtype import (
 )
 from .tensor.device import device
 # torch's other dtype names and type queries (``dl.float``, ``dl.finfo`` ...).
-from .tensor.dtype import cdouble, cfloat, complex64, complex128, float, int, promote_types  # noqa: E402,A001
+from .tensor.dtype import bfloat16, cdouble, cfloat, complex64, complex128, float, int, promote_types  # noqa: E402,A001
 from .tensor.device import get_default_device, set_default_device  # noqa: E402
 from .tensor.type_info import finfo, iinfo  # noqa: E402
 from .tensor.layout import Size, channels_last, contiguous_format, preserve_format

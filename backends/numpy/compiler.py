@@ -25,6 +25,7 @@ import numpy as np
 from dynamo_lite.graph import GraphModule, ShapeProp
 from dynamo_lite.graph.passes.fusion import FusionGroup, fusion_schedule, partition_pointwise
 from dynamo_lite.graph.passes.sizes import is_symbolic, signature_of, specialize
+from dynamo_lite.tensor.dtype import bfloat16
 from dynamo_lite.tensor.tensor import Tensor
 
 from . import runtime
@@ -89,6 +90,7 @@ class Specializations:
                 specialize(graph, self.attributes, inputs)
             elif propagate:
                 ShapeProp(GraphModule(self.attributes, graph)).propagate(*inputs)
+            _refuse_bfloat16(graph, inputs)
             program = generate(graph, self.attributes, list(inputs), self.block_bytes, self.workers, self.call,
                                getattr(self.gm, "class_name", "graph"))
         except Unsupported as exc:
@@ -233,3 +235,12 @@ def _compile(source: str, builder, memory, respecialize, workers, class_name: st
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     weakref.finalize(function, linecache.cache.pop, filename, None)
     return function
+
+
+def _refuse_bfloat16(graph, inputs) -> None:
+    """Generated code calls kernels on arrays, and a bfloat16 array holds raw bits: such
+    graphs run eagerly, where dispatch widens them (NOTE: [bfloat16] in tensor/bfloat16.py)."""
+    metas = [n.meta.get("val") for n in graph.nodes] + list(inputs)
+    flat = [m for v in metas for m in (v if isinstance(v, (tuple, list)) else (v,))]
+    if any(getattr(m, "_dtype", None) is bfloat16 for m in flat):
+        raise Unsupported("bfloat16 tensors are computed by the eager kernels (widened to float32)")

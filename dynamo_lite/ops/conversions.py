@@ -13,7 +13,10 @@ import numpy as np
 
 from ..tensor import views as rules
 from ..tensor.device import as_device, device as Device
-from ..tensor.dtype import as_dtype, bool_, dtype as DType, float16, float32, float64, int8, int16, int32, int64, uint8
+from ..tensor.bfloat16 import widen
+from ..tensor.dtype import (
+    as_dtype, bfloat16, bool_, dtype as DType, float16, float32, float64, int8, int16, int32, int64, uint8,
+)
 from ..tensor.layout import preserve_format
 from ..tensor.meta import TensorMeta
 from ..tensor.interop import METHODS as _DLPACK_METHODS
@@ -204,11 +207,17 @@ def item(self):
     n = self.numel()
     if n != 1:
         raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
-    return self._array().item()
+    return values(self).item()
 
 
 def tolist(self):
-    return self._array().tolist()
+    return values(self).tolist()
+
+
+def values(tensor):
+    """The array of a tensor's values to read (bfloat16 bits widened to float32, NOTE: [bfloat16])."""
+    arr = tensor._array()
+    return widen(_host_module(arr), arr) if tensor._dtype is bfloat16 else arr
 
 
 def _bool(self) -> bool:
@@ -241,7 +250,7 @@ def _len(self) -> int:
 
 
 def _repr(self, *, tensor_contents=None) -> str:
-    arr = self._array()
+    arr = values(self)
     host = arr if isinstance(arr, np.ndarray) else arr.get()
     if self._grad_fn is not None:
         autograd = f"grad_fn=<{self._grad_fn.name()}>"
@@ -261,6 +270,7 @@ METHODS = {
     "float": _converter(float32),
     "double": _converter(float64),
     "half": _converter(float16),
+    "bfloat16": _converter(bfloat16),
     "int": _converter(int32),
     "long": _converter(int64),
     "short": _converter(int16),

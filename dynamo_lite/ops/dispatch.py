@@ -7,6 +7,8 @@ import numpy as np
 
 from ..tensor.device import CPU, array_module
 from ..tensor.meta import TensorMeta
+from ..tensor.bfloat16 import narrow, widen
+from ..tensor.dtype import bfloat16
 from ..tensor.tensor import Tensor, empty_like_meta
 from .meta_rules import device_mismatch
 
@@ -73,11 +75,14 @@ def dispatch(op, args, kwargs, record_grad=True):
     devices = []
     flat = True
     needs_grad = False
+    bf16 = False
     meta_args = []
     for a in args:
         if isinstance(a, Tensor):
             if a._requires_grad:
                 needs_grad = True
+            if a._dtype is bfloat16:
+                bf16 = True
             dev = a._device
             if not devices or (dev is not devices[0] and dev not in devices):
                 devices.append(dev)
@@ -110,6 +115,8 @@ def dispatch(op, args, kwargs, record_grad=True):
         return view
     device = devices[0] if devices else (getattr(out_meta, "device", None) or CPU)
     xp = np if device.type == "cpu" else array_module(device)
+    if bf16 or _bfloat16_output(out_meta) or (not flat and _has_bfloat16((args, kwargs))):
+        return dispatch_bfloat16(op, xp, args, kwargs, out_meta)
     if flat:
         arrays = [a._array() if isinstance(a, Tensor) else a for a in args]
         array_kwargs = kwargs
@@ -134,6 +141,56 @@ def dispatch(op, args, kwargs, record_grad=True):
 
 
 _CONTAINERS = (tuple, list, dict)
+
+
+def _bfloat16_output(meta) -> bool:
+    if type(meta) is TensorMeta:
+        return meta._dtype is bfloat16
+    return isinstance(meta, (tuple, list)) and any(getattr(m, "_dtype", None) is bfloat16 for m in meta)
+
+
+def _has_bfloat16(value) -> bool:
+    return any(t._dtype is bfloat16 for t in _flat_tensors(value))
+
+
+def dispatch_bfloat16(op, xp, args, kwargs, out_meta):
+    """Run ``op`` with bfloat16 tensors widened to float32 and bfloat16 results rounded back
+    (NOTE: [bfloat16] in tensor/bfloat16.py)."""
+
+    def array(t):
+        arr = t._array()
+        return widen(xp, arr) if t._dtype is bfloat16 else arr
+
+    arrays, array_kwargs = _map(array, args), _map(array, kwargs)
+    if "inplace" in op.tags:
+        target = args[0]
+        op.kernel(xp, *arrays, out=arrays[0], **array_kwargs)
+        if target._dtype is bfloat16:
+            target._array()[...] = narrow(xp, arrays[0])
+        target._bump_version()
+        return target
+    outputs = _allocate(out_meta)
+    scratch = _map(lambda t: xp.empty(t._sizes, np.float32) if t._dtype is bfloat16 else t._array(), outputs)
+    result = op.kernel(xp, *arrays, out=scratch, **array_kwargs)
+    for output, value in zip(_flat_tensors(outputs), _flat_arrays(result, out_meta)):
+        target = output._array()
+        if output._dtype is bfloat16:
+            target[...] = narrow(xp, value)
+        elif value is not target:
+            target[...] = value
+    return outputs
+
+
+def _flat_tensors(value):
+    found = []
+    _map(found.append, value)
+    return found
+
+
+def _flat_arrays(result, meta):
+    if isinstance(meta, TensorMeta):
+        return [result]
+    return [r for r, m in zip(result, meta) if isinstance(m, TensorMeta)]
 
 
 def _note_devices(devices, value) -> bool:

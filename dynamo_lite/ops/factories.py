@@ -15,7 +15,7 @@ import numpy as np
 
 from ..tensor import layout
 from ..tensor.device import as_device
-from ..tensor.dtype import COMPLEX_OF, as_dtype, bool_, from_numpy_dtype, get_default_dtype, int64, promote_types
+from ..tensor.dtype import COMPLEX_OF, as_dtype, bfloat16, bool_, from_numpy_dtype, get_default_dtype, int64, promote_types
 from ..tensor.interop import from_numpy
 from ..tensor.layout import contiguous_format, preserve_format
 from ..tensor.meta import TensorMeta
@@ -95,11 +95,13 @@ def _tensor_scalar(value):
 def _host_array(data, dtype):
     shape, inferred, leaves = infer_data(data)
     dt = inferred if dtype is None else as_dtype(dtype)
+    # bfloat16 data is given as float32 values: dispatch rounds them (NOTE: [bfloat16]).
+    host_dtype = np.float32 if dt is bfloat16 else dt.numpy
     try:
         with np.errstate(invalid="ignore", over="ignore"):
             if leaves is None:
-                return np.array(data, dtype=dt.numpy), dt
-            return np.array(leaves, dtype=dt.numpy).reshape(shape), dt
+                return np.array(data, dtype=host_dtype), dt
+            return np.array(leaves, dtype=host_dtype).reshape(shape), dt
     except OverflowError:
         raise RuntimeError(f"value cannot be converted to type {dt.name} without overflow") from None
 

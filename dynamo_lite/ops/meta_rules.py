@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..tensor import layout
 from ..tensor.dtype import (
-    bool_, complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
+    bfloat16, bool_, complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
     result_type, uint8,
 )
 from ..tensor.meta import TensorMeta
@@ -19,14 +19,14 @@ from ..tensor.symint import SymInt
 # The names torch prints for scalar types in error messages ("result type Float ...").
 TYPE_NAMES = {
     float16: "Half", float32: "Float", float64: "Double", int8: "Char", int16: "Short",
-    int32: "Int", int64: "Long", uint8: "Byte", bool_: "Bool", complex64: "ComplexFloat",
+    int32: "Int", int64: "Long", uint8: "Byte", bool_: "Bool", bfloat16: "BFloat16", complex64: "ComplexFloat",
     complex128: "ComplexDouble",
 }
 # The lower-case C names used by a few matmul messages ("float != double").
 C_TYPE_NAMES = {
     float16: "c10::Half", float32: "float", float64: "double", int8: "signed char",
     int16: "short int", int32: "int", int64: "long int", uint8: "unsigned char", bool_: "bool",
-    complex64: "c10::complex<float>", complex128: "c10::complex<double>",
+    complex64: "c10::complex<float>", complex128: "c10::complex<double>", bfloat16: "c10::BFloat16",
 }
 
 

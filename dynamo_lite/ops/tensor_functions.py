@@ -16,7 +16,7 @@ LEGACY_TYPE_NAMES = {
     dtypes.float32: "FloatTensor", dtypes.float64: "DoubleTensor", dtypes.float16: "HalfTensor",
     dtypes.int64: "LongTensor", dtypes.int32: "IntTensor", dtypes.int16: "ShortTensor", dtypes.int8: "CharTensor",
     dtypes.uint8: "ByteTensor", dtypes.bool_: "BoolTensor", dtypes.complex64: "ComplexFloatTensor",
-    dtypes.complex128: "ComplexDoubleTensor",
+    dtypes.complex128: "ComplexDoubleTensor", dtypes.bfloat16: "BFloat16Tensor",
 }
 _BY_LEGACY_NAME = {name: dt for dt, name in LEGACY_TYPE_NAMES.items()}
 TYPE_PREFIX = "dynamo_lite"

@@ -20,9 +20,8 @@ STORAGE_TYPES = {
     "LongStorage": dtypes.int64, "IntStorage": dtypes.int32, "ShortStorage": dtypes.int16,
     "CharStorage": dtypes.int8, "ByteStorage": dtypes.uint8, "BoolStorage": dtypes.bool_,
     "ComplexFloatStorage": dtypes.complex64, "ComplexDoubleStorage": dtypes.complex128,
+    "BFloat16Storage": dtypes.bfloat16,
 }
-if hasattr(dtypes, "bfloat16"):
-    STORAGE_TYPES["BFloat16Storage"] = dtypes.bfloat16
 STORAGE_TYPE_OF = {dt: name for name, dt in STORAGE_TYPES.items()}
 DTYPES = {dt.name: dt for dt in STORAGE_TYPES.values()}
 

@@ -36,6 +36,7 @@ int32 = dtype("int32", np.int32, 1)
 int64 = dtype("int64", np.int64, 1)
 uint8 = dtype("uint8", np.uint8, 1)
 bool_ = dtype("bool", np.bool_, 0)
+bfloat16 = dtype("bfloat16", np.uint16, 2)  # raw bits; computed in float32 (NOTE: [bfloat16])
 complex64 = dtype("complex64", np.complex64, 3)
 complex128 = dtype("complex128", np.complex128, 3)
 
@@ -43,12 +44,13 @@ half, float, double = float16, float32, float64
 short, int, long = int16, int32, int64
 cfloat, cdouble = complex64, complex128
 
+# The dtypes with a NumPy twin (bfloat16 has none: its arrays hold raw bits).
 ALL_DTYPES = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_, complex64, complex128)
 # complex <-> the real type of its parts (float16 has no complex partner here: complex32 is not supported).
-COMPLEX_OF = {float16: complex64, float32: complex64, float64: complex128}
+COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
 REAL_OF = {complex64: float32, complex128: float64}
 _BY_NUMPY = {d.numpy: d for d in ALL_DTYPES}
-_BY_NAME = {d.name: d for d in ALL_DTYPES}
+_BY_NAME = {d.name: d for d in ALL_DTYPES + (bfloat16,)}
 
 
 def _lookup_name(name: str) -> dtype:

@@ -101,6 +101,8 @@ class Tensor(AutogradFields, TensorProperties):
 
     # -- NumPy interop (zero-copy) ---------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._dtype.name == "bfloat16":  # its array holds raw bits (NOTE: [bfloat16])
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if self._device.type != "cpu":
             if not force:
                 raise TypeError(

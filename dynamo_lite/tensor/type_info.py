@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dtype import REAL_OF, as_dtype, get_default_dtype
+from .dtype import REAL_OF, as_dtype, bfloat16, get_default_dtype
 
 
 class finfo:
@@ -21,13 +21,15 @@ class finfo:
         dt = get_default_dtype() if type is None else as_dtype(type)
         if not (dt.is_floating_point or dt.is_complex):
             raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle 'torch.finfo'")
-        info = np.finfo(REAL_OF.get(dt, dt).numpy)  # a complex type has the limits of its parts
         self.bits = dt.itemsize * 8
-        self.eps = float(info.eps)
-        self.max = float(info.max)
-        self.min = float(info.min)
-        self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = 10.0 ** -info.precision
+        if dt is bfloat16:  # float32's exponent range with 8 significant bits
+            self.eps, self.max, self.tiny, self.resolution = 2.0**-7, (2 - 2.0**-7) * 2.0**127, 2.0**-126, 0.01
+            self.min = -self.max
+        else:
+            info = np.finfo(REAL_OF.get(dt, dt).numpy)  # a complex type has the limits of its parts
+            self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+            self.tiny, self.resolution = float(info.smallest_normal), 10.0 ** -info.precision
+        self.smallest_normal = self.tiny
         self.dtype = dt.name
 
     def __repr__(self) -> str:
