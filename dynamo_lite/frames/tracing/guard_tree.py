@@ -37,6 +37,7 @@ names other sources its check reads (they are loaded first).
 from __future__ import annotations
 
 import builtins
+import re
 
 from ...nn.hooks import HOOK_TABLES
 from ...nn.layers.container import ModuleDict, ModuleList, Sequential, _ListLike
@@ -360,22 +361,31 @@ def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, consta
                 crossing.append(guard)
             else:
                 own.setdefault(nodes[guard], []).append(guard)
+        shared = {nodes[other.expr()] for g in crossing for other in (g.source, *kinds[g.kind].sources(g.expected))}
         pending = [n for n in reversed(start) if n in needed]
         while pending:
             node = pending.pop()
+            children = [n for n in node.children if n in needed]
             local = namer.locals.get(node)
             if local is None and node.parent is None and node.step.isidentifier():
                 local = namer.locals[node] = node.step  # a constant's name: nothing to load
             if local is None:
-                local = namer.locals[node] = f"__dl_v{len(namer.locals)}"
+                local = f"__dl_v{len(namer.locals)}"
                 parent_local = namer.locals[node.parent] if node.parent is not None else None
-                fn.load(local, node.step.format(p=parent_local) if parent_local else node.step)
+                expr = node.step.format(p=parent_local) if parent_local else f"({node.step})"
+                checks = [kinds[g.kind].code(local, g.expected, namer) for g in own.get(node, ())]
+                if (len(checks) == 1 and not children and node not in shared and node not in numbers
+                        and len(re.findall(rf"\b{local}\b", checks[0])) == 1):
+                    fn.require([re.sub(rf"\b{local}\b", lambda _: expr, checks[0])])  # read once: no local
+                    continue
+                namer.locals[node] = local
+                fn.load(local, expr)
             fn.require([kinds[g.kind].code(local, g.expected, namer) for g in own.get(node, ())])
             if tags and node in numbers:
                 k = numbers[node]
                 fn.require([f"{local}._version_tag == __dl_tag{k} and __dl_rebinds.count == __dl_rb{k} "
                             f"or __dl_full{k}({local})"])
-            pending.extend(n for n in reversed(node.children) if n in needed)
+            pending.extend(reversed(children))
         fn.require([kinds[g.kind].code(namer.load(g.source), g.expected, namer) for g in crossing])
 
     namespace = {"__dl_rebinds": REBINDS}
