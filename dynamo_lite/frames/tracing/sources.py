@@ -132,3 +132,36 @@ class ConstSource(Source):
 
     def reconstruct(self, cg) -> None:
         cg.load_const(self.value)
+
+
+def iterator_state(iterator) -> tuple:
+    """``(what it walks, position)`` of a list iterator or an ``enumerate`` object, read
+    without advancing it (from ``__reduce__``; an exhausted list iterator walks ``[]``)."""
+    reduced = iterator.__reduce__()
+    if type(iterator) is enumerate:
+        return reduced[1]
+    return reduced[1][0], reduced[2] if len(reduced) > 2 else 0
+
+
+@dataclass(eq=False)
+class IteratorStateSource(Source):
+    """Part ``part`` of ``iterator_state(base)``: the list an iterator walks (0) or its
+    position (1) — how a resume function reads the loop iterator a graph break passed it."""
+
+    base: Source
+    part: int
+
+    def expr(self) -> str:
+        return f"__dl_iterator_state({self.base.expr()})[{self.part}]"
+
+    def name(self) -> str:
+        return f"{self.base.name()}.<{('iterated', 'position')[self.part]}>"
+
+    def constants(self) -> dict:
+        return {"__dl_iterator_state": iterator_state, **self.base.constants()}
+
+    def reconstruct(self, cg) -> None:
+        cg.call_const(iterator_state, lambda: self.base.reconstruct(cg), 1)
+        cg.load_const(self.part)
+        cg.binary_subscr()
+

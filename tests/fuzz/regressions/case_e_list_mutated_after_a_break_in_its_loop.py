@@ -1,5 +1,4 @@
 # fuzz-case: family E, at a graph break (hand-reduced from seeds 81, 133, 177)
-# xfail: E at a graph break: the loop's iterator is frozen into the items it has left (graph_break.py), so eager code after a break in the loop that appends to the list is not seen
 import numpy as np
 import dynamo_lite as dl
 

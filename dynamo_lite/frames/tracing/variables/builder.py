@@ -18,12 +18,13 @@ from .. import guards as G
 from .. import trace_rules
 from ...errors import Unsupported
 from ..proxy import ProxyTensor
-from ..sources import AttrSource, ItemSource, LocalSource
+from ..sources import AttrSource, ItemSource, IteratorStateSource, LocalSource, iterator_state
 from .base import CONSTANT_TYPES, ConstantVariable, VariableTracker
 from .builtins import BuiltinVariable, PureFunctionVariable, is_builtin, is_pure_library_function
 from .containers import ListVariable, NamedTupleVariable, TupleVariable
 from .dicts import DictVariable
 from .sets import SetVariable
+from .iterators import ContainerIteratorVariable, LazyIteratorVariable, iterate
 from .functions import PartialVariable, UserFunctionVariable, UserMethodVariable
 from .library import OpaqueCallableVariable
 from .classes import ClassVariable
@@ -115,7 +116,26 @@ def wrap(tx, value, source) -> VariableTracker:
         _guard(tx, source, G.DICT_KEYS, tuple(value))
         items = {k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()}
         return _remember(tx, value, DictVariable(items, source))
+    if type(value) in _LIVE_ITERATOR_TYPES and source is not None:
+        return _wrap_live_iterator(tx, value, source)
     return _wrap_object(tx, value, source)
+
+
+_LIVE_ITERATOR_TYPES = (type(iter([])), enumerate)
+
+
+def _wrap_live_iterator(tx, value, source) -> VariableTracker:
+    """A list iterator or ``enumerate`` a graph break passed to a resume function: the
+    same live iterator over the same list (see IteratorVariable.live_across_breaks)."""
+    _guard(tx, source, G.TYPE_MATCH, type(value))
+    walked, position = iterator_state(value)
+    inner = wrap(tx, walked, IteratorStateSource(source, 0))
+    start = wrap(tx, position, IteratorStateSource(source, 1)).as_python_constant()
+    if type(value) is enumerate:
+        return LazyIteratorVariable("enumerate", [iterate(tx, inner)], start=start)
+    iterator = ContainerIteratorVariable(inner)
+    iterator.index = start
+    return iterator
 
 
 def _remember(tx, value, variable):

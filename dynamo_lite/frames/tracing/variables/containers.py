@@ -186,11 +186,9 @@ class NamedTupleVariable(TupleVariable):
         cg.call_const(self.tuple_type, emit_items, len(self.items))
 
 
-def _index_of(items, tx, value, *bounds):
-    positions = range(len(items))
-    if bounds:
-        positions = positions[slice(*(b.as_python_constant() for b in bounds))]
-    for position in positions:
+def _index_of(items, tx, value, start=None, stop=None):
+    bounds = slice(*(None if b is None else b.as_python_constant() for b in (start, stop)))
+    for position in range(len(items))[bounds]:
         if _equal(tx, items[position], value):
             return ConstantVariable(position)
     raise UserError(ValueError(f"{_describe(value)} is not in list"))

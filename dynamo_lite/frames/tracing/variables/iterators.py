@@ -53,6 +53,12 @@ class IteratorVariable(VariableTracker):
     def truth(self, tx) -> bool:
         return True
 
+    def live_across_breaks(self) -> bool:
+        """Whether a graph break passes this iterator itself to the resume function (a real
+        iterator over the same list, which code after the break may still mutate) instead
+        of the items it has left (``frozen``)."""
+        return False
+
     def frozen(self, tx) -> "IteratorVariable":
         """An iterator over the items this one has left, computed now (a graph break
         passes a loop's iterator to the resume function as those items).
@@ -60,7 +66,7 @@ class IteratorVariable(VariableTracker):
         Computing them ahead of the loop is only exact when doing so changes nothing
         else (no side effect, no in-place op, no other variable), else Unsupported.
         """
-        if type(self) is IteratorVariable:
+        if type(self) is IteratorVariable or self.live_across_breaks():
             return self
         output = tx.output
         checkpoint = output.checkpoint()
@@ -103,6 +109,9 @@ class ContainerIteratorVariable(IteratorVariable):
 
     def restore_state(self, state) -> None:
         self.index, self.exhausted = state
+
+    def live_across_breaks(self) -> bool:
+        return self.container.container_type is list and not self.exhausted
 
     def next_item(self, tx):
         items = self.container.items
@@ -172,6 +181,9 @@ class LazyIteratorVariable(IteratorVariable):
 
     def python_type(self) -> type:
         return {"map": map, "filter": filter, "zip": zip, "enumerate": enumerate, "chain": itertools.chain}[self.kind]
+
+    def live_across_breaks(self) -> bool:
+        return self.kind == "enumerate" and not self.done and self.iterators[0].live_across_breaks()
 
     def save_state(self):
         return self.count, self.done
