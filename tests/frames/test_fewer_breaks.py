@@ -163,7 +163,19 @@ def _try_bare_reraise(x, n):
     return y
 
 
-@pytest.mark.parametrize("program", [_try_nested, _try_callee_raises, _try_uncaught, _try_break_inside,
+def _try_library_error_in_a_loop(x, n):
+    t0 = x + 1
+    for key, value in {"a": x, "b": x * 2}.items():
+        try:
+            value = value.view(5, 3)  # raises in the library: the break resumes inside the try
+            if n > 1:
+                break
+        except (KeyError, RuntimeError):
+            t0 = t0 * 2
+    return t0
+
+
+@pytest.mark.parametrize("program", [_try_library_error_in_a_loop, _try_nested, _try_callee_raises, _try_uncaught, _try_break_inside,
                                      _try_assert, _try_bare_reraise], ids=lambda f: f.__name__)
 def test_try_except_programs(program, backend):
     assert_transparent(program, lambda c: (t(c), c), backend)

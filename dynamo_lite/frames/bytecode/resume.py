@@ -91,7 +91,7 @@ class ResumeFunctions:
         return entry[0]
 
     def _build(self, code, index, stack_layout, local_names, f_globals, cells):
-        bc = Bytecode.from_code(code)
+        bc = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
         instructions = real_instructions(bc)
         target = instructions[index]
         label = Label()
@@ -121,7 +121,9 @@ class ResumeFunctions:
         bc.kwonlyargcount = 0
         bc.posonlyargcount = 0
         bc.flags = bc.flags & ~(0x04 | 0x08)  # no *args / **kwargs in the resume signature
-        new_code = bc.to_code()
+        # The handlers keep the stack depths of the original code: the prologue rebuilds that
+        # stack, and a depth recomputed from the prologue's jump into a try block is wrong.
+        new_code = bc.to_code(compute_exception_stack_depths=False)
         new_code = new_code.replace(co_qualname=f"{code.co_qualname}.<resume@{offset}>")
         self.origins[new_code] = ResumeOrigin(code, len(prologue), offset)  # setup stays in front
         return types.FunctionType(new_code, f_globals, name, None, tuple(cells) or None)

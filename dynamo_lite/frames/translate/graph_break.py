@@ -80,7 +80,8 @@ class BreakPlan:
         elif self.mode == "raise":
             self.targets = []
         else:
-            self.targets = [self.original_index + (self.mode == "eager")]
+            # Resuming at a call starts at its companions (3.11's PRECALL sets the call up).
+            self.targets = [self.original_index + 1 if self.mode == "eager" else self._first_of_call()]
         self._live: dict = {}  # resume index -> names read from there on
         self.resume_codes: list = []
 
@@ -147,6 +148,13 @@ class BreakPlan:
         cg.call_const(fn, emit_args, nargs)
         cg.emit("RETURN_VALUE")
 
+    def _first_of_call(self) -> int:
+        """The breaking instruction's index, or that of the first CALL companion before it."""
+        first = self.original_index
+        while first > 0 and self.original_instructions[first - 1].name in compat.CALL_COMPANIONS:
+            first -= 1
+        return first
+
     def _original(self, index: int) -> Instr:
         return self.original_instructions[index].copy()
 
@@ -156,10 +164,7 @@ class BreakPlan:
         below, operands = stack[: len(stack) - pops], stack[len(stack) - pops:]
         for variable in operands:
             cg.reconstruct(variable)
-        first = self.original_index
-        while first > 0 and self.original_instructions[first - 1].name in compat.CALL_COMPANIONS:
-            first -= 1
-        for index in range(first, self.original_index + 1):
+        for index in range(self._first_of_call(), self.original_index + 1):
             cg.instructions.append(self._original(index))
         for i in reversed(range(pushes)):
             cg.store_fast(f"{TEMP_PREFIX}{i}")
