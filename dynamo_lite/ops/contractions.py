@@ -8,7 +8,7 @@ import numpy as np
 from ..tensor import layout
 from ..tensor.dtype import int64
 from . import meta_rules as mr
-from .linalg import _bmm_shape, _check_expand, addmm_kernel, bmm_meta, mm
+from .linalg import _bmm_shape, _check_expand, addmm_kernel, bmm_meta, mm, scale_kwargs
 from .pointwise import mul
 from .registry import register_op
 from .views import permute, reshape
@@ -348,12 +348,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
         >>> dl.baddbmm(dl.zeros(2, 3, 5), dl.ones(2, 3, 4), dl.ones(2, 4, 5)).shape
         dl.Size([2, 3, 5])
     """
-    kwargs = {}
-    if beta != 1:
-        kwargs["beta"] = beta
-    if alpha != 1:
-        kwargs["alpha"] = alpha
-    return OPS["baddbmm"](input, batch1, batch2, **kwargs)
+    return OPS["baddbmm"](input, batch1, batch2, **scale_kwargs(beta, alpha))
 
 
 METHODS = {name: globals()[name] for name in ("outer", "ger", "kron", "diag", "baddbmm")}

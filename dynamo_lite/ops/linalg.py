@@ -231,14 +231,14 @@ def bmm(input, mat2):
     return OPS["bmm"](input, mat2)
 
 
+def scale_kwargs(beta, alpha) -> dict:
+    """The ``beta``/``alpha`` keyword arguments of addmm-like ops, left out when they are 1."""
+    return {name: value for name, value in (("beta", beta), ("alpha", alpha)) if value != 1}
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``; ``input`` broadcasts to the product's shape."""
-    kwargs = {}
-    if beta != 1:
-        kwargs["beta"] = beta
-    if alpha != 1:
-        kwargs["alpha"] = alpha
-    return OPS["addmm"](input, mat1, mat2, **kwargs)
+    return OPS["addmm"](input, mat1, mat2, **scale_kwargs(beta, alpha))
 
 
 def linear(input, weight, bias=None):
