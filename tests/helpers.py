@@ -76,10 +76,18 @@ def assert_equal_values(actual, expected, *, rtol=1e-5, atol=1e-6, path="result"
     assert type(actual) is type(expected) and actual == expected, f"{path}: {actual!r} != {expected!r}"
 
 
-def assert_same(fn, *args, backend="eager", calls=2, copy_args=False, **compile_kwargs):
+def assert_same(fn, *args, backend="eager", calls=2, copy_args=False, expect_fallback=False, expect_breaks=0,
+                expect_graphs=True, **compile_kwargs):
     """Run ``fn`` eagerly and compiled with the same arguments; results and raised
-    exceptions (type and message) must agree on every call. Returns the compiled fn."""
+    exceptions (type and message) must agree on every call, and the compile counters
+    must show that compilation happened: graphs captured, no eager fallback, exactly
+    ``expect_breaks`` graph breaks. A test whose function is meant to run eagerly says
+    so with ``expect_fallback=True`` (then a fallback must happen); one without tensor
+    work (pure Python) with ``expect_graphs=False`` (frames compiled, no graph needed).
+    Returns the compiled fn.
+    """
     compiled = dl.compile(fn, backend=backend, **compile_kwargs)
+    before = dl.stats()
     for _ in range(calls):
         eager_args = copy.deepcopy(args) if copy_args else args
         expected, expected_exc = run_capturing(fn, *eager_args)
@@ -90,4 +98,21 @@ def assert_same(fn, *args, backend="eager", calls=2, copy_args=False, **compile_
             assert str(actual_exc) == str(expected_exc)
         else:
             assert_equal_values(actual, expected)
+    assert_compiled(before, dl.stats(), expect_fallback=expect_fallback, expect_breaks=expect_breaks,
+                    expect_graphs=expect_graphs)
     return compiled
+
+
+def assert_compiled(before, after, *, expect_fallback=False, expect_breaks=0, expect_graphs=True) -> None:
+    """The counters between two ``dl.stats()`` snapshots show the expected compilation."""
+    fallbacks = after.fallbacks[len(before.fallbacks):]
+    breaks = after.graph_breaks - before.graph_breaks
+    if expect_fallback:
+        assert fallbacks, "expected an eager fallback, but every frame compiled"
+        return
+    assert not fallbacks, "compilation fell back to eager: " + "; ".join(str(f) for f in fallbacks)
+    if expect_graphs:
+        assert after.graph_count > before.graph_count, "no graph was compiled"
+    else:
+        assert after.frames_compiled > before.frames_compiled, "no frame was compiled"
+    assert breaks == expect_breaks, f"expected {expect_breaks} graph breaks, got {breaks}"

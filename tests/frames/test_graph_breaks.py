@@ -66,7 +66,7 @@ def test_while_loop_on_tensor_value(backend):
             x = x * 2
         return x
 
-    assert_same(f, dl.ones(2), backend=backend)
+    assert_same(f, dl.ones(2), backend=backend, expect_breaks=2)
 
 
 @pytest.mark.parametrize("method", ["item", "tolist", "numpy"])
@@ -235,7 +235,9 @@ def _break_in_no_grad_block(x):
 def test_break_inside_with_no_grad_block(capsys, backend):
     f = _break_in_no_grad_block
     with dl.no_grad():  # the block does not change the grad mode: the frame resumes inside it
-        assert_same(f, dl.ones(3), backend=backend)
+        # The frame compiles around the break; the block's __exit__, instrumented as a
+        # callee, falls back (the translator does not model the attribute it reads).
+        assert_same(f, dl.ones(3), backend=backend, expect_fallback=True)
     assert dl.stats().graph_count == 2
 
 
@@ -255,7 +257,8 @@ def test_try_except_around_tensor_code_matches_eager(backend):
             return y, str(exc)
         return z, "ok"
 
-    assert_same(f, dl.ones(4), backend=backend)
+    # reshape(5) raises inside the try: the resume function holding it runs eagerly.
+    assert_same(f, dl.ones(4), backend=backend, expect_fallback=True)
     assert_same(f, dl.ones(5), backend=backend)
 
 
@@ -329,7 +332,7 @@ def test_recursion_with_tensors(backend):
         return fact_like(x + n, n - 1)
 
     assert_same(fact_like, dl.ones(2), 5, backend=backend)
-    assert_same(fact_like, dl.ones(2), 40, backend=backend)
+    assert_same(fact_like, dl.ones(2), 40, backend=backend, expect_breaks=7)
 
 
 def test_breaks_inside_a_loop_and_methods_of_library_objects(capsys):
@@ -343,7 +346,7 @@ def test_breaks_inside_a_loop_and_methods_of_library_objects(capsys):
         return y * 2, float(total)
 
     x = dl.from_numpy(np.array([0.2, 0.9, -1.0, 3.0], dtype=np.float32))
-    compiled = assert_same(f, x)
+    compiled = assert_same(f, x, expect_breaks=9)
     assert capsys.readouterr().out == "012" * 4
     assert dl.stats().fallbacks == ()
     _no_new_compiles(compiled, x)
@@ -362,7 +365,7 @@ def test_a_break_undoes_the_inputs_and_nodes_of_the_failed_call(capsys):
         return y + z
 
     x, items = dl.ones(3), [dl.arange(3.0)]
-    compiled = assert_same(f, x, items)
+    compiled = assert_same(f, x, items, expect_breaks=2)
     assert dl.stats().fallbacks == ()
     _no_new_compiles(compiled, x, items)
 

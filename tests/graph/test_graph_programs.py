@@ -73,7 +73,7 @@ def _eager_args(fn, args, env):
     return tuple(env[a] for a in args)
 
 
-def assert_same(got, expected):
+def assert_same_values(got, expected):
     assert len(got) == len(expected)
     for g_, e in zip(got, expected):
         np.testing.assert_allclose(g_.numpy(), e.numpy(), rtol=1e-6, atol=1e-6)
@@ -90,14 +90,14 @@ def test_graph_module_interpreter_and_passes_agree_with_eager(steps):
         return
     g.lint()
     gm = GraphModule(fresh_attributes(), g)
-    assert_same(gm(*fresh_inputs()), expected)
-    assert_same(Interpreter(GraphModule(fresh_attributes(), g)).run(*fresh_inputs()), expected)
+    assert_same_values(gm(*fresh_inputs()), expected)
+    assert_same_values(Interpreter(GraphModule(fresh_attributes(), g)).run(*fresh_inputs()), expected)
     ShapeProp(GraphModule(fresh_attributes(), g)).propagate(*fresh_inputs())
     for run_pass in (eliminate_common_subexpressions, eliminate_dead_code, fold_constants):
         gm = GraphModule(fresh_attributes(), g)
         run_pass(gm)
         g.lint()
-        assert_same(gm(*fresh_inputs()), expected)
+        assert_same_values(gm(*fresh_inputs()), expected)
         for name, value in fresh_attributes().items():  # undo in-place ops on attributes
             gm.set_attribute(name, value)
-        assert_same(Interpreter(gm).run(*fresh_inputs()), expected)
+        assert_same_values(Interpreter(gm).run(*fresh_inputs()), expected)

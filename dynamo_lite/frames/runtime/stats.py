@@ -39,6 +39,7 @@ class StatsSnapshot:
         cache_misses: calls no cached entry accepted.
         recompiles: misses of a frame that already had an entry for the same config.
         graph_count: graphs handed to a backend.
+        graph_breaks: graph breaks in the frames compiled (each resumes eagerly).
         fallbacks: one record per frame that fell back to eager, with the reason.
         guard_failures: one record per recompile, with the worded guard failure.
 
@@ -52,6 +53,7 @@ class StatsSnapshot:
     cache_misses: int = 0
     recompiles: int = 0
     graph_count: int = 0
+    graph_breaks: int = 0
     fallbacks: tuple[FallbackRecord, ...] = ()
     guard_failures: tuple[GuardFailureRecord, ...] = ()
 
@@ -89,6 +91,7 @@ class CompileStats:
         self.cache_misses = 0
         self.recompiles = 0
         self.graph_count = 0
+        self.graph_breaks = 0
         self.fallbacks: list[FallbackRecord] = []
         self.guard_failures: list[GuardFailureRecord] = []
 
@@ -123,6 +126,7 @@ class CompileStats:
             cache_misses=self.cache_misses,
             recompiles=self.recompiles,
             graph_count=self.graph_count,
+            graph_breaks=self.graph_breaks,
             fallbacks=tuple(self.fallbacks),
             guard_failures=tuple(self.guard_failures),
         )

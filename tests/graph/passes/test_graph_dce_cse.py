@@ -18,11 +18,11 @@ def call_names(graph):
     return [n.name for n in graph.nodes if n.op.startswith("call")]
 
 
-def assert_same(a, b):
+def assert_same_outputs(a, b):
     if isinstance(a, (tuple, list)):
         assert len(a) == len(b)
         for x, y in zip(a, b):
-            assert_same(x, y)
+            assert_same_outputs(x, y)
     else:
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
@@ -53,7 +53,7 @@ def test_dce_multiple_outputs_in_place_and_random_nodes_stay(registry_call):
     g.lint()
     assert call_names(g) == ["add_", "rand_like", "mul_", "add", "neg"]
     assert "mul = " not in gm.code and "ops_rand_like(x, " in gm.code  # recompiled
-    assert_same(run_twice(gm, make), before)
+    assert_same_outputs(run_twice(gm, make), before)
     assert not eliminate_dead_code(gm)
 
 
@@ -93,7 +93,7 @@ def test_cse_merges_shared_subexpressions_transitively():
     g.lint()
     assert call_names(g) == ["mul", "relu", "add", "exp"]
     assert g.output_node.args[0] == (m1, m1, s)
-    assert_same(gm(x_val), before)
+    assert_same_outputs(gm(x_val), before)
 
 
 def test_cse_keeps_constants_of_different_types_apart():
@@ -140,7 +140,7 @@ def test_cse_does_not_merge_across_a_mutation_even_through_a_view():
     make = lambda: (tensor(2, 3),)  # noqa: E731
     expected = run_twice(gm, make)
     assert eliminate_common_subexpressions(gm) == 0
-    assert_same(run_twice(gm, make), expected)
+    assert_same_outputs(run_twice(gm, make), expected)
     assert not np.array_equal(expected[0].numpy(), expected[1].numpy())
 
 
@@ -168,6 +168,6 @@ def test_cse_never_merges_a_value_that_is_written_into_later():
     x_val = tensor(3)
     expected = gm(x_val)
     assert eliminate_common_subexpressions(gm) == 0
-    assert_same(gm(x_val), expected)
+    assert_same_outputs(gm(x_val), expected)
     np.testing.assert_array_equal(expected[0].numpy(), expected[1].numpy() * 0.5)
     np.testing.assert_allclose(expected[3].numpy(), expected[2].numpy() + 1)
