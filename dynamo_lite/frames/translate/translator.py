@@ -9,7 +9,7 @@ from ..errors import Unsupported, UserError
 from .exceptions import enter_handler, exception_handlers
 from .handlers import HANDLERS
 from ..bytecode.resume import indexed_instructions
-from ..tracing.sources import AttrSource, BuiltinSource, ConstSource, GlobalSource, ItemSource
+from ..tracing.sources import BuiltinSource, ConstSource, GlobalSource, ItemSource
 from ..tracing.variables import builder
 from ..tracing.variables.base import NULL, CellVariable, VariableTracker
 from ..tracing.variables.containers import SEQUENCE_OPERATORS, BaseListVariable, TupleVariable

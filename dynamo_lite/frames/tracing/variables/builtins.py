@@ -10,7 +10,7 @@ from ..sources import ConstSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
 from .classes import ClassVariable
 from .containers import ContainerMethodVariable, ListVariable, TupleVariable
-from .dicts import DictVariable, make_dict
+from .dicts import make_dict
 from .functions import SuperVariable, zero_argument_super
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
 from .sets import SetVariable

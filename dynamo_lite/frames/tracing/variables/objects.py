@@ -11,10 +11,9 @@ from ..guards import DICT_KEYS, LENGTH_MATCH
 from ..side_effects import DELETED
 from ..sources import AttrSource, ItemSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
-from .containers import NamedTupleVariable, TupleVariable
+from .containers import TupleVariable
 from .functions import UserMethodVariable
 from .iterators import IteratorVariable
-from .library import call_special, has_special_handling
 
 
 def _static_attr(obj, name):
