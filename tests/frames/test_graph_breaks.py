@@ -1,6 +1,7 @@
 """Graph breaks: compile around unsupported code; side effects replayed like eager."""
 from __future__ import annotations
 
+import sys
 import traceback
 
 import numpy as np
@@ -66,7 +67,9 @@ def test_while_loop_on_tensor_value(backend):
             x = x * 2
         return x
 
-    assert_same(f, dl.ones(2), backend=backend, expect_breaks=2)
+    # One break per loop test on a tensor; 3.11 compiles the test twice (before the loop
+    # and at its bottom), 3.12+ once at the top, which the resumed loop reaches once more.
+    assert_same(f, dl.ones(2), backend=backend, expect_breaks=2 if sys.version_info < (3, 12) else 3)
 
 
 @pytest.mark.parametrize("method", ["item", "tolist", "numpy"])
