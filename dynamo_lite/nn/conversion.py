@@ -1,7 +1,7 @@
 """Module conversion: moving/casting every parameter and buffer (to, float, half, cuda ...)."""
 from __future__ import annotations
 
-from ..tensor.dtype import dtype as DType, float16, float32, float64
+from ..tensor.dtype import bfloat16, dtype as DType, float16, float32, float64
 from ..tensor.layout import _MemoryFormat
 from ..tensor.tensor import Tensor
 from .versioning import changed
@@ -69,6 +69,15 @@ class ConversionMixin:
     def half(self) -> "Module":
         """Cast floating-point parameters and buffers to float16."""
         return self._cast_floating(float16)
+
+    def bfloat16(self) -> "Module":
+        """Cast floating-point parameters and buffers to bfloat16.
+
+        Example:
+            >>> dl.nn.Linear(2, 2).bfloat16().weight.dtype
+            dynamo_lite.bfloat16
+        """
+        return self._cast_floating(bfloat16)
 
     def cpu(self) -> "Module":
         return self.to(device="cpu")

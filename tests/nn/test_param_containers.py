@@ -1,6 +1,7 @@
 """ParameterList and ParameterDict: registration, state dict names, and use in compiled code."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import dynamo_lite as dl
@@ -43,3 +44,13 @@ def test_compiled_iteration_and_indexing_match_eager(backend):
     model.weights.append(dl.randn(3, 3))  # a longer list: recompiled, not ignored
     assert_equal_values(compiled(x), model(x))
     assert dl.stats().recompiles == 1
+
+
+def test_module_bfloat16_casts_floating_parameters_and_buffers_only():
+    model = dl.nn.Sequential(dl.nn.Linear(3, 3), dl.nn.BatchNorm1d(3))
+    assert model.bfloat16() is model
+    assert all(p.dtype == dl.bfloat16 for p in model.parameters())
+    assert model[1].running_mean.dtype == dl.bfloat16
+    assert model[1].num_batches_tracked.dtype == dl.int64  # integer buffers keep their dtype
+    x = dl.randn(4, 3).bfloat16()
+    np.testing.assert_allclose(model.eval()(x).float().numpy(), model.float()(x.float()).numpy(), rtol=0.05, atol=0.05)
