@@ -17,3 +17,4 @@ from .layers import *  # noqa: E402,F401,F403  (every layer, including the porte
 from . import layers as _layers  # noqa: E402
 
 __all__ += [name for name in _layers.__all__ if name not in __all__]
+from . import utils  # noqa: E402,F401  (dl.nn.utils.clip_grad_norm_ ...)

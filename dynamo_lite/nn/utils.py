@@ -1,7 +1,9 @@
-"""Argument helpers shared by layers and functional: int-or-pair normalisation."""
+"""nn.utils: gradient clipping (re-exported), and the int-or-pair helper layers share."""
 from __future__ import annotations
 
 import numbers
+
+from .clip_grad import clip_grad_norm_, clip_grad_value_  # noqa: F401  (dl.nn.utils.*)
 
 
 def pair(value) -> tuple:
