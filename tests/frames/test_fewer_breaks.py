@@ -10,10 +10,8 @@ import pytest
 
 import dynamo_lite as dl
 from tests.frames.differential import assert_transparent
+from tests.helpers import assert_equal_values
 
-
-def xfail(what: str):
-    return pytest.mark.xfail(strict=True, reason=what)
 
 
 def t(call: int, n: int = 4):
@@ -308,3 +306,23 @@ def test_one_graph_programs(program, make_args, backend):
     setup = (lambda c: setattr(cell, "cell_contents", 0))
     assert_transparent(program, make_args, backend, setup=setup, state=lambda: cell.cell_contents,
                        graphs=1, breaks=0)
+
+
+def test_a_break_inside_an_except_clause_runs_the_frame_eagerly(backend, capsys):
+    def f(x, n):
+        y = x + 1
+        try:
+            if n == 1:
+                raise KeyError("k")
+        except KeyError as exc:
+            print("caught", exc)  # a break here cannot resume: the frame runs eagerly
+            y = y * 2
+        return y
+
+    compiled = dl.compile(f, backend=backend)
+    for n in (0, 1, 1):
+        expected = f(t(n), n)
+        eager_out = capsys.readouterr().out
+        assert_equal_values(compiled(t(n), n), expected)
+        assert capsys.readouterr().out == eager_out
+    assert dl.stats().frames_compiled >= 1

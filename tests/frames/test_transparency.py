@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import collections
 
-import pytest
 
 import dynamo_lite as dl
 from tests.frames.differential import assert_transparent
 
-
-def xfail(family: str):
-    return pytest.mark.xfail(strict=True, reason=f"family {family}")
 
 
 def t(call: int, n: int = 3):

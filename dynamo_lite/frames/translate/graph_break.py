@@ -52,6 +52,11 @@ class BreakPlan:
                 self.locals[name] = var
         name = self.instruction.opname
         stack = snapshot.stack
+        if tx.active_exceptions:
+            # Inside an except clause the stack holds the interpreter's own offsets (lasti)
+            # and the exception being handled: resume functions cannot rebuild that state.
+            raise Unsupported(f"{reason.reason} (inside an except clause, the frame runs eagerly)",
+                              reason.filename, reason.lineno, reason.hint)
         self.exception = None
         if isinstance(reason, UserError) and name not in compat.EAGER_STACK_EFFECTS and graph_has_work \
                 and not in_try_block(tx.exception_handlers, snapshot.index):
