@@ -55,6 +55,18 @@ class ProgramGenerator:
         choice = self.rng.choice(options)
         return choice() if callable(choice) else choice
 
+    def draw(self, env: Env, bands: list) -> list[Stmt]:
+        """One statement from ``bands`` of ``(upper bound of a uniform roll, kind, options)``:
+        kind None makes the option a statement of its own, kind ``v`` a new name bound to
+        it, any other kind a new or rebound name of that kind."""
+        roll = self.rng.random()
+        _, kind, options = next(band for band in bands if roll < band[0])
+        expr = self.choose(options)
+        if kind is None:
+            return [Stmt(expr)]
+        name = self.new(env, kind) if kind == "v" else self.target(env, kind)
+        return [Stmt(f"{name} = {expr}")]
+
     def helper(self, name: str) -> str:
         self.helpers.add(name)
         return name
@@ -176,14 +188,7 @@ class ProgramGenerator:
             lambda: f"sum((v * 2 for v in {xs}), {a})", lambda: f"next({self.helper('gen_logged')}({xs}), {a})",
             lambda: f"{xs}.pop(0) if {xs} else {a}", lambda: f"{xs}[{k}]",
         ]
-        roll = self.rng.random()
-        if roll < 0.45:
-            return [Stmt(self.choose(mutations))]
-        if roll < 0.7:
-            expr = self.choose(lists)
-            return [Stmt(f"{self.target(env, 'l')} = {expr}")]
-        expr = self.choose(tensors)
-        return [Stmt(f"{self.target(env, 't')} = {expr}")]
+        return self.draw(env, [(0.45, None, mutations), (0.7, "l", lists), (1.0, "t", tensors)])
 
     def s_dict(self, env):
         d, a, b = self.pick(env, "d"), self.pick(env, "t"), self.pick(env, "t")
@@ -208,17 +213,7 @@ class ProgramGenerator:
             lambda: f'{d}["b"]', lambda: f'{d}.pop("b", {b})',
         ]
         others = [lambda: f"list({d}.keys())", lambda: f"{d}.keys()", lambda: f"{d}.items()", lambda: f"sorted({d})"]
-        roll = self.rng.random()
-        if roll < 0.4:
-            return [Stmt(self.choose(mutations))]
-        if roll < 0.6:
-            expr = self.choose(dicts)
-            return [Stmt(f"{self.target(env, 'd')} = {expr}")]
-        if roll < 0.9:
-            expr = self.choose(tensors)
-            return [Stmt(f"{self.target(env, 't')} = {expr}")]
-        expr = self.choose(others)
-        return [Stmt(f"{self.new(env, 'v')} = {expr}")]
+        return self.draw(env, [(0.4, None, mutations), (0.6, "d", dicts), (0.9, "t", tensors), (1.0, "v", others)])
 
     def s_object(self, env):
         o, a, k = self.pick(env, "o"), self.pick(env, "t"), self.pick(env, "i")
