@@ -22,9 +22,15 @@ def _static_attr(obj, name):
     try:
         return inspect.getattr_static(obj, name)
     except AttributeError:
-        if inspect.getattr_static(type(obj), "__getattr__", None) is not None:
-            raise Unsupported(f"{type(obj).__name__}.{name} is computed by a __getattr__") from None
-        raise UserError(AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'")) from None
+        raise _missing_attribute(obj, name) from None
+
+
+def _missing_attribute(obj, name: str) -> Exception:
+    """What reading the absent attribute ``name`` does: the user's ``__getattr__`` runs
+    (eagerly: Unsupported), or Python's AttributeError is raised."""
+    if inspect.getattr_static(type(obj), "__getattr__", None) is not None:
+        return Unsupported(f"{type(obj).__name__}.{name} is computed by a __getattr__")
+    return UserError(AttributeError(f"'{type(obj).__name__}' object has no attribute '{name}'"))
 
 
 class ObjectVariable(ValueVariable):
@@ -35,8 +41,8 @@ class ObjectVariable(ValueVariable):
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         stored = self.stored_attribute(tx, name)
-        if stored is DELETED:
-            raise UserError(AttributeError(f"'{type(self.value).__name__}' object has no attribute '{name}'"))
+        if stored is DELETED:  # deleted in the frame: now absent, as if never set
+            raise _missing_attribute(self.value, name)
         if stored is not None:
             return stored
         source = self.attribute_source(name)
