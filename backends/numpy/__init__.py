@@ -49,6 +49,8 @@ class NumpyBackend:
         program = specializations.programs[-1] if specializations.programs else None
         # Shown by debug mode next to the graph (NOTE: [backend code in debug output]).
         gm.backend_code = _describe(program, specializations.eager_reason)
+        # Outlined in the HTML report's graph pictures (names survive the graph copy).
+        gm.fused_groups = [[n.name for n in g.group.nodes] for g in program.groups] if program else []
         if program is not None and graph_log.isEnabledFor(logging.DEBUG):
             graph_log.debug("numpy code of %s:\n%s", getattr(gm, "class_name", "graph"), gm.backend_code)
         return function

@@ -1,13 +1,39 @@
 """dl.explain: compile a call once, in isolation, and report graphs, breaks and guards."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from ..backends.registry import resolve_backend
 from . import api
-from .report import BreakReason
+from .report import BreakReason, TranslationReport
+from .report_html import write_report
 from .runtime.context import CompileConfig
 from .translate import debug
+
+
+@dataclass
+class FrameRecord:
+    """One translation of an explain run, in execution order (what the HTML report shows).
+
+    Attributes:
+        name: the frame's qualified name.
+        report: its TranslationReport (graphs, guards, breaks, original and rewritten code).
+        backend_time_s: time spent in the backend compiling its graphs.
+        guard_failure: why an earlier entry for the same code did not match this call
+            (why it recompiled); None for a first translation.
+        entry_index: how many entries the code had before this one.
+    """
+
+    name: str
+    report: TranslationReport
+    backend_time_s: float = 0.0
+    guard_failure: str | None = None
+    entry_index: int = 0
+
+    @property
+    def trace_time_s(self) -> float:
+        return max(self.report.compile_time_s - self.backend_time_s, 0.0)
 
 
 @dataclass
@@ -19,6 +45,7 @@ class ExplainOutput:
     guards: list = field(default_factory=list)
     bytecode_diffs: list = field(default_factory=list)
     compile_times: list = field(default_factory=list)
+    frames: list = field(default_factory=list)
     result: object = None
 
     @property
@@ -55,6 +82,19 @@ class ExplainOutput:
             lines.append("Compile times (ms): " + ", ".join(f"{t * 1000:.2f}" for t in self.compile_times))
         return "\n".join(lines)
 
+    def to_html(self, path, *, graphviz: bool = False) -> str:
+        """Write the self-contained HTML compile report to ``path`` and return the path.
+
+        Args:
+            path: the file to write.
+            graphviz: draw the graphs with Graphviz's ``dot`` (only if it is installed)
+                instead of dynamo_lite's own layout.
+
+        Example:
+            >>> dl.explain(model)(x).to_html("report.html")
+        """
+        return write_report(self, path, graphviz=graphviz)
+
 
 class ExplainBackend:
     """The backend of an explain run: compiles with the chosen backend and is told of
@@ -64,12 +104,23 @@ class ExplainBackend:
 
     def __init__(self, compiler, out: ExplainOutput):
         self.compiler, self.out = compiler, out
+        self.backend_time_s = 0.0  # of the translation under way
 
     def __call__(self, gm, example_inputs):
-        return self.compiler(gm, example_inputs)
+        started = time.perf_counter()
+        try:
+            return self.compiler(gm, example_inputs)
+        finally:
+            self.backend_time_s += time.perf_counter() - started
 
     def observe_translation(self, request, entry) -> None:
         report = debug.with_diffs(entry.report)
+        cache = request.hook.cache_for(request.code)
+        earlier = cache.entries_for(request.config) if cache is not None else []
+        failure = cache.first_failure(request.config, request.values) if earlier else None
+        name = getattr(request.code, "co_qualname", request.code.co_name)
+        self.out.frames.append(FrameRecord(name, report, self.backend_time_s, failure, len(earlier)))
+        self.backend_time_s = 0.0
         self.out.graphs.extend(report.graphs)
         self.out.break_reasons.extend(report.break_reasons)
         self.out.guards.append(report.guards)

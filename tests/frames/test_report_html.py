@@ -1,0 +1,129 @@
+"""The HTML compile report: every frame's graphs (inline SVG), breaks, source, guards and bytecode; self-contained."""
+import html
+import html.parser
+import inspect
+
+import numpy as np
+
+import dynamo_lite as dl
+from dynamo_lite.frames.bytecode.columns import aligned_rows
+from dynamo_lite.frames.report_html import EXTERNAL_REFERENCE
+from dynamo_lite.graph.svg import layout
+
+
+def scale(x):
+    return x.sin() * 2  # inlined into the first graph
+
+
+def two_breaks(x):
+    y = scale(x) + 1
+    print("between graphs")
+    if y.sum().item() > 0:
+        y = y * 3
+    return y.relu()
+
+
+class PageParser(html.parser.HTMLParser):
+    """Collects the elements of a page and checks that they nest properly."""
+
+    VOID = {"meta", "br", "link", "img", "input", "hr"}
+
+    def __init__(self):
+        super().__init__()
+        self.open, self.elements, self.errors = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        if not self.open or self.open[-1] != tag:
+            self.errors.append(f"</{tag}> closes {self.open[-1:] or 'nothing'}")
+        else:
+            self.open.pop()
+
+
+def explain_and_write(tmp_path, capsys, backend="eager"):
+    x = dl.from_numpy(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+    out = dl.explain(two_breaks, backend=backend)(x)
+    assert capsys.readouterr().out == "between graphs\n"
+    path = tmp_path / "report.html"
+    assert out.to_html(path) == str(path)
+    return out, path.read_text(), x
+
+
+def test_report_holds_every_graph_break_and_source_line(tmp_path, capsys):
+    out, page, x = explain_and_write(tmp_path, capsys)
+    np.testing.assert_array_equal(out.result.numpy(), two_breaks(x).numpy())
+    capsys.readouterr()
+    assert (out.graph_count, out.graph_break_count) == (3, 2)
+    names = [f.name for f in out.frames]
+    assert names[0] == "two_breaks" and [n.split("@")[0] for n in names[1:]] == ["two_breaks.<resume"] * 2
+    parser = PageParser()
+    parser.feed(page)
+    parser.close()
+    assert parser.errors == [] and parser.open == []
+    svgs = [attrs for tag, attrs in parser.elements if tag == "svg"]
+    assert len(svgs) == out.graph_count
+    for gm in out.graphs:  # every node of every graph is drawn, with its label
+        for node in gm.graph.nodes:
+            assert f'data-name="{node.name}"' in page
+    edges = sum(len(n.all_input_nodes) for gm in out.graphs for n in gm.graph.nodes)
+    assert page.count('class="edge"') == edges
+    text = html.unescape(page)
+    for reason in out.break_reasons:
+        assert reason.reason in text and f"{reason.filename}:{reason.lineno}" in text
+    for line in inspect.getsource(two_breaks).splitlines():
+        assert line in text
+    assert "Tensor dtype=float32" in text  # the guards in words
+    assert EXTERNAL_REFERENCE.search(page) is None
+    assert "<script" not in page
+
+
+def test_numpy_backend_fused_groups_are_outlined(tmp_path, capsys):
+    out, page, _ = explain_and_write(tmp_path, capsys, backend="numpy")
+    # sin, mul and add of the first graph run as one fused loop.
+    assert out.graphs[0].fused_groups == [["sin", "mul", "add"]]
+    assert page.count('class="fused"') >= 1
+
+
+def test_graph_rows_are_topological():
+    out = dl.explain(lambda a, b: (a + b) * a - b.exp())(dl.ones(2), dl.ones(2))
+    graph = out.graphs[0].graph
+    boxes, width, height = layout(graph)
+    for node in graph.nodes:
+        for source in node.all_input_nodes:
+            assert boxes[source].y + boxes[source].height < boxes[node].y
+        assert 0 <= boxes[node].x and boxes[node].x + boxes[node].width <= width
+    assert all(box.y + box.height <= height for box in boxes.values())
+
+
+def test_bytecode_columns_align_matching_instructions():
+    out = dl.explain(two_breaks)(dl.ones(2))
+    report = out.frames[0].report
+    rows = aligned_rows(report.original_code, report.transformed_code)
+    equal = [r for r in rows if r.kind == "equal"]
+    assert equal and all(r.original.split()[2:] == r.rewritten.split()[2:] for r in equal)
+    assert any(r.kind == "insert" for r in rows)  # the graph call is new
+    assert [r.original for r in rows if r.original] == [
+        r.original for r in aligned_rows(report.original_code, report.original_code)]
+
+
+def test_recompile_reason_is_reported(tmp_path):
+    def breaking_inner(x):
+        print(end="")
+        return x * 2
+
+    def outer(x):
+        return breaking_inner(x).sum() + breaking_inner(x[0]).sum()
+
+    out = dl.explain(outer)(dl.ones(2, 3))
+    records = [f for f in out.frames if f.name.endswith("breaking_inner")]
+    assert len(records) == 2 and records[0].guard_failure is None
+    assert records[1].entry_index == 1 and records[1].guard_failure == "x.ndim: expected 2, got 1"
+    page = out.to_html(tmp_path / "r.html")
+    assert html.escape(records[1].guard_failure) in open(page).read()
