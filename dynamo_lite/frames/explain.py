@@ -63,6 +63,17 @@ class ExplainOutput:
             for gm in self.graphs
         ]
 
+    @property
+    def rewritten_source(self) -> dict:
+        """Qualified name -> the rewritten code of each transformed frame (compiled frames and
+        resume functions) as Python source; ``rewritten_bindings`` names its constants."""
+        return {f.name: f.report.rewritten.source for f in self.frames if f.report.rewritten is not None}
+
+    @property
+    def rewritten_bindings(self) -> dict:
+        """Qualified name -> the objects the rewritten source names (graphs, resume functions)."""
+        return {f.name: f.report.rewritten.bindings for f in self.frames if f.report.rewritten is not None}
+
     def __str__(self) -> str:
         lines = [f"Graph count: {self.graph_count}", f"Graph break count: {self.graph_break_count}"]
         ops = self.ops_per_graph
@@ -80,6 +91,9 @@ class ExplainOutput:
                 lines.append("  " + text.replace("\n", "\n  "))
         if self.compile_times:
             lines.append("Compile times (ms): " + ", ".join(f"{t * 1000:.2f}" for t in self.compile_times))
+        for name, source in self.rewritten_source.items():
+            lines.append(f"Rewritten code of {name}:")
+            lines.append("  " + source.rstrip("\n").replace("\n", "\n  "))
         return "\n".join(lines)
 
     def to_html(self, path, *, graphviz: bool = False) -> str:

@@ -48,6 +48,8 @@ class TranslationReport:
         bytecode_diff: original vs transformed bytecode, filled in when someone reads it
             (debug mode, the bytecode log, ``dl.explain``), not on every compile.
         resume_diffs: the same for each resume function (``name``, ``offset``, ``diff``).
+        rewritten: the transformed code spelled as Python (a ``bytecode.decompiled.Rewritten``:
+            ``source`` and ``bindings``), filled in with the diffs.
 
     Example:
         >>> entry = hook.cache_for(f).entries[0]
@@ -65,4 +67,5 @@ class TranslationReport:
     fallback_reason: str | None = None
     bytecode_diff: str | None = None
     resume_diffs: list = field(default_factory=list)
+    rewritten: object = None
 

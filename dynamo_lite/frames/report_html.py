@@ -91,8 +91,8 @@ def _frame_section(index, frame, graphviz: bool) -> str:
         for resume, origin in report.resume_codes:
             parts += [f"<h3>Resume function {escape(resume.co_name)} (original offset {origin.offset}): "
                       "original | rewritten</h3>", _bytecode_columns(origin.code, resume)]
-    for name, source in getattr(report, "rewritten_source", {}).items():
-        parts += [f"<h3>Rewritten code as Python: {escape(name)}</h3>", f"<pre>{escape(source)}</pre>"]
+    if report.rewritten is not None:
+        parts += ["<h3>Rewritten code as Python</h3>", f"<pre>{escape(report.rewritten.source)}</pre>"]
     return "\n".join(parts)
 
 

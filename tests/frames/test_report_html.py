@@ -127,3 +127,29 @@ def test_recompile_reason_is_reported(tmp_path):
     assert records[1].entry_index == 1 and records[1].guard_failure == "x.ndim: expected 2, got 1"
     page = out.to_html(tmp_path / "r.html")
     assert html.escape(records[1].guard_failure) in open(page).read()
+
+
+def test_rewritten_source_runs_like_the_original(capsys):
+    x = dl.from_numpy(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+    out = dl.explain(two_breaks)(x)
+    sources, bindings = out.rewritten_source, out.rewritten_bindings
+    assert list(sources) == [f.name for f in out.frames] and len(sources) == 3
+    functions, namespaces = {}, []
+    for name, source in sources.items():
+        code = compile(source, "<rewritten>", "exec")
+        namespace = {**two_breaks.__globals__, **bindings[name]}
+        exec(code, namespace)
+        defined = source.split("(")[0].removeprefix("def ")
+        functions[defined] = namespace[defined]
+        namespaces.append(namespace)
+    graphs = [value for ns in bindings.values() for key, value in ns.items() if key.startswith("__compiled_graph")]
+    assert len(graphs) == out.graph_count
+    for namespace in namespaces:  # each resume call runs the rewritten resume function
+        namespace.update((key, functions[key]) for key in list(namespace) if key in functions)
+    capsys.readouterr()
+    result = functions["two_breaks"](x)
+    assert capsys.readouterr().out == "between graphs\n"
+    np.testing.assert_array_equal(result.numpy(), two_breaks(x).numpy())
+    first = sources["two_breaks"]
+    assert "__compiled_graph_0(x)" in first and "graph break: print()" in first
+    assert any("graph break: Tensor.item()" in s for s in sources.values())

@@ -7,6 +7,7 @@ import io
 import re
 import sys
 
+from ..bytecode.decompiled import render as render_python
 from ..logs import bytecode_log, graph_log, guards_log
 from ..report import TranslationReport
 
@@ -45,13 +46,15 @@ def with_diffs(report: TranslationReport) -> TranslationReport:
             {"name": code.co_name, "offset": origin.offset, "diff": bytecode_diff(origin.code, code)}
             for code, origin in report.resume_codes
         ]
+        report.rewritten = render_python(report.transformed_code, report.break_reasons)
     return report
 
 
 def render(report: TranslationReport, name: str) -> str:
     """The debug report of one translation: bytecode diff, graphs, guards."""
     with_diffs(report)
-    parts = [f"==== dynamo_lite: compiled frame {name} ====", "---- bytecode diff ----", report.bytecode_diff]
+    parts = [f"==== dynamo_lite: compiled frame {name} ====", "---- bytecode diff ----", report.bytecode_diff,
+             "---- rewritten code as Python ----", report.rewritten.source.rstrip("\n")]
     for extra in report.resume_diffs:
         parts += [f"---- resume function {extra['name']} (original offset {extra['offset']}) ----", extra["diff"]]
     for i, gm in enumerate(report.graphs):
@@ -70,7 +73,9 @@ def report(request, translation: TranslationReport) -> None:
     if request.config.debug:
         print(render(translation, name), file=sys.stderr)
     if bytecode_log.isEnabledFor(10):
-        bytecode_log.debug("bytecode of %s:\n%s", name, with_diffs(translation).bytecode_diff)
+        with_diffs(translation)
+        bytecode_log.debug("bytecode of %s:\n%s\nrewritten code as Python:\n%s", name, translation.bytecode_diff,
+                           translation.rewritten.source.rstrip("\n"))
     if graph_log.isEnabledFor(10):
         for gm in translation.graphs:
             graph_log.debug("graph of %s:\n%s", name, gm.print_readable(print_output=False))
