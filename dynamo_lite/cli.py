@@ -1,8 +1,9 @@
-"""The ``dynamo-lite`` command: ``demo`` (compile the model zoo, check it, time it) and ``explain``.
+"""The ``dynamo-lite`` command: ``demo`` (compile the model zoo, check it, time it), ``explain`` and ``report``.
 
 Usage:
     dynamo-lite [demo] [--debug] [--backend NAME] [--workloads a,b] [--rounds N]
     dynamo-lite explain path/to/script.py[:function] [--backend NAME]
+    dynamo-lite report path/to/script.py[:function] [-o report.html] [--backend NAME] [--graphviz]
 """
 from __future__ import annotations
 
@@ -157,27 +158,53 @@ def script_as_function(path: str):
     return namespace["__main__"]
 
 
-def explain(args) -> int:
-    """Run ``dl.explain`` on ``file.py:function`` (no arguments) or on a whole script."""
-    target = args.target
+def _target_function(target: str):
+    """The function ``path.py:function`` names, or a script's top-level work; a message if neither."""
     path, _, function_name = target.partition(":") if not os.path.exists(target) else (target, "", "")
     if not os.path.isfile(path):
-        print(f"no such file: {path!r}", file=sys.stderr)
-        return 2
+        return None, f"no such file: {path!r}"
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    if function_name:
-        fn = getattr(_load_module(path), function_name, None)
-        if not callable(fn):
-            print(f"{path} has no function {function_name!r}", file=sys.stderr)
-            return 2
-    else:
-        fn = script_as_function(path)
+    if not function_name:
+        return script_as_function(path), None
+    fn = getattr(_load_module(path), function_name, None)
+    if not callable(fn):
+        return None, f"{path} has no function {function_name!r}"
+    return fn, None
+
+
+def explain(args) -> int:
+    """Run ``dl.explain`` on ``file.py:function`` (no arguments) or on a whole script."""
+    fn, problem = _target_function(args.target)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
     report = dl.explain(fn, backend=args.backend)()
     print(report)
     for i, gm in enumerate(report.graphs):
         code = getattr(gm, "backend_code", None)
         if code and args.code:
             print(f"Generated code of graph {i}:\n  " + code.rstrip("\n").replace("\n", "\n  "))
+    return 0
+
+
+def report(args) -> int:
+    """Write the HTML compile report of ``file.py:function`` or a whole script."""
+    fn, problem = _target_function(args.target)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    try:
+        explained = dl.explain(fn, backend=args.backend)()
+    except Exception as exc:  # the user's program failed: say so, write nothing
+        print(f"{args.target} raised {type(exc).__name__}: {exc}; no report written", file=sys.stderr)
+        return 1
+    if not explained.graphs:
+        print(f"{args.target} has no compilable function: nothing was captured in a graph "
+              f"({len(explained.frames)} frame(s) translated); no report written", file=sys.stderr)
+        return 1
+    path = explained.to_html(args.output, graphviz=args.graphviz)
+    print(f"wrote {path} ({os.path.getsize(path)} bytes): {explained.graph_count} graph(s), "
+          f"{explained.graph_break_count} graph break(s)")
     return 0
 
 
@@ -191,6 +218,11 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("target", help="path/to/script.py:function (taking no arguments) or path/to/script.py")
     ex.add_argument("--backend", default="eager", help="backend the graphs are compiled with (default: eager)")
     ex.add_argument("--code", action="store_true", help="also print the code the backend generated")
+    rep = commands.add_parser("report", help="write a self-contained HTML compile report of a function or script")
+    rep.add_argument("target", help="path/to/script.py:function (taking no arguments) or path/to/script.py")
+    rep.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default: report.html)")
+    rep.add_argument("--backend", default="eager", help="backend the graphs are compiled with (default: eager)")
+    rep.add_argument("--graphviz", action="store_true", help="draw graphs with Graphviz's dot, if it is installed")
     return parser
 
 
@@ -204,7 +236,7 @@ def _demo_options(parser) -> None:
 def main(argv=None) -> int:
     """``dynamo-lite``: ``demo`` unless another command is named."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in ("demo", "explain", "-h", "--help"):
+    if not argv or argv[0] not in ("demo", "explain", "report", "-h", "--help"):
         argv = ["demo"] + argv
     args = build_parser().parse_args(argv)
-    return {"demo": demo, "explain": explain}[args.command](args)
+    return {"demo": demo, "explain": explain, "report": report}[args.command](args)

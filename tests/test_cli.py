@@ -1,4 +1,4 @@
-"""The ``dynamo-lite`` command: demo table, --debug extras, explain of a function and of a script."""
+"""The ``dynamo-lite`` command: demo table, --debug extras, explain of a function and of a script, report."""
 import json
 import subprocess
 import sys
@@ -78,6 +78,37 @@ def test_explain_reports_a_missing_function(tmp_path, capsys):
     path.write_text(SCRIPT)
     assert cli.main(["explain", f"{path}:nope"]) == 2
     assert "no function 'nope'" in capsys.readouterr().err
+
+
+def test_explain_prints_the_rewritten_code(tmp_path, capsys):
+    path = tmp_path / "prog.py"
+    path.write_text(SCRIPT)
+    assert cli.main(["explain", f"{path}:main"]) == 0
+    out = capsys.readouterr().out
+    assert "Rewritten code of main:" in out and "def main():  # rewritten by dynamo_lite" in out
+    assert "__compiled_graph_0()" in out
+
+
+def test_report_writes_the_html_page(tmp_path, capsys):
+    path = tmp_path / "prog.py"
+    path.write_text(SCRIPT)
+    page = tmp_path / "out.html"
+    assert cli.main(["report", f"{path}:main", "-o", str(page)]) == 0
+    assert f"wrote {page}" in capsys.readouterr().out
+    text = page.read_text()
+    assert text.count("<svg") == 2 and "print(&quot;value&quot;, y.sum().item())" in text
+
+
+@pytest.mark.parametrize("body, message", [
+    ("def main():\n    raise ValueError('bad input')\n", "raised ValueError: bad input; no report written"),
+    ("def main():\n    return 1 + 2\n", "has no compilable function"),
+])
+def test_report_fails_clearly(tmp_path, capsys, body, message):
+    path = tmp_path / "prog.py"
+    path.write_text(body)
+    page = tmp_path / "out.html"
+    assert cli.main(["report", f"{path}:main", "-o", str(page)]) == 1
+    assert message in capsys.readouterr().err and not page.exists()
 
 
 def test_python_dash_m_runs_the_same_command():

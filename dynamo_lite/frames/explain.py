@@ -159,8 +159,9 @@ def explain(fn, *, backend="eager", dynamic=None):
     Returns:
         A callable taking ``fn``'s arguments and returning an ``ExplainOutput`` with
         ``graphs``, ``graph_count``, ``graph_break_count``, ``break_reasons``,
-        ``ops_per_graph``, ``guards``, ``bytecode_diffs``, ``compile_times`` and the call's
-        ``result``; ``print()`` it for a report.
+        ``ops_per_graph``, ``guards``, ``bytecode_diffs``, ``compile_times``, ``frames`` (one
+        ``FrameRecord`` per translation), ``rewritten_source`` (the rewritten code as Python)
+        and the call's ``result``; ``print()`` it for a report, ``to_html(path)`` for a page.
 
     Example:
         >>> report = dl.explain(model)(x)

@@ -6,6 +6,7 @@ import inspect
 import numpy as np
 
 import dynamo_lite as dl
+from benchmarks.models import WORKLOADS
 from dynamo_lite.frames.bytecode.columns import aligned_rows
 from dynamo_lite.frames.report_html import EXTERNAL_REFERENCE
 from dynamo_lite.graph.svg import layout
@@ -129,27 +130,63 @@ def test_recompile_reason_is_reported(tmp_path):
     assert html.escape(records[1].guard_failure) in open(page).read()
 
 
-def test_rewritten_source_runs_like_the_original(capsys):
-    x = dl.from_numpy(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
-    out = dl.explain(two_breaks)(x)
+def run_rewritten(out, fn, *args):
+    """Run the rewritten source of every frame of ``out`` in place of the code it spells:
+    the compiled graphs bound, each resume call going to the resume function's own view."""
     sources, bindings = out.rewritten_source, out.rewritten_bindings
-    assert list(sources) == [f.name for f in out.frames] and len(sources) == 3
+    assert list(sources) == [f.name for f in out.frames]
     functions, namespaces = {}, []
     for name, source in sources.items():
         code = compile(source, "<rewritten>", "exec")
-        namespace = {**two_breaks.__globals__, **bindings[name]}
+        namespace = {**fn.__globals__, **bindings[name]}
         exec(code, namespace)
         defined = source.split("(")[0].removeprefix("def ")
         functions[defined] = namespace[defined]
         namespaces.append(namespace)
-    graphs = [value for ns in bindings.values() for key, value in ns.items() if key.startswith("__compiled_graph")]
-    assert len(graphs) == out.graph_count
-    for namespace in namespaces:  # each resume call runs the rewritten resume function
+    for namespace in namespaces:
         namespace.update((key, functions[key]) for key in list(namespace) if key in functions)
+    return functions[fn.__name__](*args)
+
+
+def test_rewritten_source_runs_like_the_original(capsys):
+    x = dl.from_numpy(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+    out = dl.explain(two_breaks)(x)
+    sources = out.rewritten_source
+    assert len(sources) == 3
+    graphs = [v for ns in out.rewritten_bindings.values() for k, v in ns.items() if k.startswith("__compiled_graph")]
+    assert len(graphs) == out.graph_count
     capsys.readouterr()
-    result = functions["two_breaks"](x)
+    result = run_rewritten(out, two_breaks, x)
     assert capsys.readouterr().out == "between graphs\n"
     np.testing.assert_array_equal(result.numpy(), two_breaks(x).numpy())
     first = sources["two_breaks"]
     assert "__compiled_graph_0(x)" in first and "graph break: print()" in first
     assert any("graph break: Tensor.item()" in s for s in sources.values())
+
+
+def normalize(x):
+    centered = x - x.mean()
+    scale = centered.abs().max()
+    if scale > 1:
+        centered = centered / scale
+    return centered * 2
+
+
+def test_rewritten_branch_on_a_tensor_takes_either_side():
+    for values in ([0.0, 1.0, 5.0], [0.0, 0.5, 0.25]):
+        x = dl.tensor(values)
+        out = dl.explain(normalize)(x)
+        source = out.rewritten_source["normalize"]
+        assert source.count("graph break: a Python branch") == 1 and "    if " in source
+        np.testing.assert_allclose(run_rewritten(out, normalize, x).numpy(), normalize(x).numpy())
+
+
+def test_gpt_report_is_small(tmp_path):
+    workload = WORKLOADS["gpt"]
+    out = dl.explain(workload.make(), backend="numpy")(*workload.make_inputs())
+    page = tmp_path / "gpt.html"
+    out.to_html(page)
+    text = page.read_text()
+    assert page.stat().st_size < 5_000_000
+    assert text.count("<svg") == out.graph_count >= 1
+    assert text.count('class="node') == sum(len(gm.graph.nodes) for gm in out.graphs)

@@ -25,7 +25,7 @@ from bytecode import Bytecode, Compare, Instr, Label
 
 NULL = object()  # the NULL slot of a call (never spelled)
 _BINARY = {i: symbol for i, (_, symbol) in enumerate(dis._nb_ops)} if hasattr(dis, "_nb_ops") else {}
-_COMPARE = {Compare.LT: "<", Compare.LE: "<=", Compare.EQ: "==", Compare.NE: "!=", Compare.GT: ">", Compare.GE: ">="}
+_COMPARE = {"LT": "<", "LE": "<=", "EQ": "==", "NE": "!=", "GT": ">", "GE": ">="}  # 3.13 adds *_CAST spellings
 # How a conditional jump's test reads when the jump is taken.
 _JUMP_TEST = {"TRUE": "{}", "FALSE": "not {}", "NONE": "{} is None", "NOT_NONE": "{} is not None"}
 _IGNORED = {"RESUME", "NOP", "PRECALL", "CACHE", "TO_BOOL", "EXTENDED_ARG", "COPY_FREE_VARS", "MAKE_CELL"}
@@ -61,7 +61,7 @@ class _Reader:
             return repr(value)
         name = self.named.get(id(value))
         if name is None:
-            name = _binding_name(value, len(self.bindings))
+            name = _binding_name(value, sum(n.startswith("__compiled_graph") for n in self.bindings))
             while name in self.bindings:
                 name += "_"
             self.named[id(value)] = name
@@ -73,8 +73,9 @@ class _Reader:
         """Statements of ``instructions[start:]`` up to and including a return."""
         lines, pending_kw, seen_lines = [], (), set()
 
-        def statement(text):
-            note = next((self.break_lines[n] for n in sorted(seen_lines) if n in self.break_lines), "")
+        def statement(text):  # a break is noted once, on the first statement running its line
+            line = next((n for n in sorted(seen_lines) if n in self.break_lines), None)
+            note = self.break_lines.pop(line, "")
             lines.append(indent + text + (f"  # graph break: {note}" if note else ""))
             seen_lines.clear()
 
@@ -146,7 +147,7 @@ class _Reader:
                 stack.append(f"({left} {_BINARY[int(arg)]} {right})")
             elif name == "COMPARE_OP":
                 right, left = stack.pop(), stack.pop()
-                stack.append(f"({left} {_COMPARE[arg] if isinstance(arg, Compare) else arg} {right})")
+                stack.append(f"({left} {_COMPARE[Compare(arg).name.removesuffix('_CAST')]} {right})")
             elif name == "POP_TOP":
                 value = stack.pop()
                 if value is not NULL:
@@ -232,13 +233,13 @@ def _is_literal(value) -> bool:
     return type(value) is tuple and all(_is_literal(v) for v in value)
 
 
-def _binding_name(value, count: int) -> str:
-    """``__resume_at_66_f`` for a function, ``__compiled_graph_0`` for a graph ..."""
+def _binding_name(value, graphs: int) -> str:
+    """``__resume_at_66_f`` for a function, ``__compiled_graph_<graphs>`` for a graph ..."""
     name = getattr(value, "__name__", None)
     if isinstance(value, types.FunctionType) and name and name.isidentifier():
         return name if name.startswith("__") else f"__{name}"
-    if type(value).__name__.endswith("Graph") or hasattr(value, "graph_module") or hasattr(value, "gm"):
-        return f"__compiled_graph_{count}"
+    if hasattr(value, "graph_module"):  # a compiled graph (AutogradAwareGraph)
+        return f"__compiled_graph_{graphs}"
     if isinstance(value, type):
         return f"__{value.__name__}"
-    return f"__const_{count}"
+    return f"__const_{id(value):x}"
