@@ -31,3 +31,4 @@ from .frames.api import is_disabled  # noqa: E402
 from .frames.tracing.dynamic_policy import mark_dynamic, mark_static  # noqa: E402
 from .backends import InvalidBackend, list_backends, lookup_backend, register_backend  # noqa: E402
 from . import optim  # noqa: E402
+from . import utils  # noqa: E402

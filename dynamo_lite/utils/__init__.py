@@ -1,0 +1,2 @@
+"""Utilities outside the tensor core: data loading (dl.utils.data)."""
+from . import data  # noqa: F401

@@ -1,0 +1,13 @@
+"""Data loading: datasets, samplers, default_collate and the DataLoader."""
+from .collate import default_collate, default_convert
+from .dataloader import DataLoader
+from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .sampler import (
+    BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler, WeightedRandomSampler,
+)
+
+__all__ = [
+    "BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset", "RandomSampler", "Sampler",
+    "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
+    "default_collate", "default_convert", "random_split",
+]
