@@ -13,13 +13,14 @@ def locate_backends() -> None:
     maps it to ``dynamo_lite.backends`` (pyproject ``package-dir``). Run from a checkout
     (``python3 -m pytest`` puts the root first on ``sys.path``), the package is found as a
     plain folder without that mapping, so the backends package is loaded from its file
-    here, under its installed name. Nothing happens when the mapping already works.
+    here, under its installed name. The checkout's own folder wins even when an editable
+    install of another checkout is present: its mapping would otherwise pair this
+    checkout's ``dynamo_lite`` with the other checkout's backends. A regular install has
+    ``backends`` inside the package folder, and nothing happens.
     """
     name = "dynamo_lite.backends"
     package_dir = os.path.dirname(os.path.abspath(__file__))
     if name in sys.modules or os.path.isdir(os.path.join(package_dir, "backends")):
-        return
-    if importlib.util.find_spec(name) is not None:
         return
     folder = os.path.join(os.path.dirname(package_dir), "backends")
     init = os.path.join(folder, "__init__.py")
