@@ -173,7 +173,7 @@ def _try_library_error_in_a_loop(x, n):
     return t0
 
 
-@pytest.mark.parametrize("program", [_try_library_error_in_a_loop, _try_nested, _try_callee_raises, _try_uncaught, _try_break_inside,
+@pytest.mark.parametrize("program", [_try_nested, _try_callee_raises, _try_uncaught,
                                      _try_assert, _try_bare_reraise], ids=lambda f: f.__name__)
 def test_try_except_programs(program, backend):
     assert_transparent(program, lambda c: (t(c), c), backend)
@@ -326,3 +326,15 @@ def test_a_break_inside_an_except_clause_runs_the_frame_eagerly(backend, capsys)
         assert_equal_values(compiled(t(n), n), expected)
         assert capsys.readouterr().out == eager_out
     assert dl.stats().frames_compiled >= 1
+
+
+@pytest.mark.parametrize("program", [_try_library_error_in_a_loop, _try_break_inside], ids=lambda f: f.__name__)
+def test_a_break_inside_a_try_block_runs_the_frame_eagerly(program, backend, capsys):
+    # Not compiled yet (a resume function inside a try block misread later handlers' stack
+    # depths and crashed the interpreter, fuzz seeds 323/463): the results must still agree.
+    compiled = dl.compile(program, backend=backend)
+    for n in (0, 1, 2):
+        expected = program(t(n), n)
+        eager_out = capsys.readouterr().out
+        assert_equal_values(compiled(t(n), n), expected)
+        assert capsys.readouterr().out == eager_out

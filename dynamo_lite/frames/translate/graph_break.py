@@ -52,10 +52,12 @@ class BreakPlan:
                 self.locals[name] = var
         name = self.instruction.opname
         stack = snapshot.stack
-        if tx.active_exceptions:
+        if tx.active_exceptions or in_try_block(tx.exception_handlers, snapshot.index):
             # Inside an except clause the stack holds the interpreter's own offsets (lasti)
             # and the exception being handled: resume functions cannot rebuild that state.
-            raise Unsupported(f"{reason.reason} (inside an except clause, the frame runs eagerly)",
+            # Inside a try block, a resume function's later handlers have misread stack
+            # depths (an interpreter crash): the frame runs eagerly there too.
+            raise Unsupported(f"{reason.reason} (inside a try block or except clause, the frame runs eagerly)",
                               reason.filename, reason.lineno, reason.hint)
         self.exception = None
         if isinstance(reason, UserError) and name not in compat.EAGER_STACK_EFFECTS and graph_has_work \
