@@ -45,6 +45,15 @@ def train_step(model, opt) -> float:
     return loss.item()
 
 
+def trained(name: str, steps: int) -> tuple:
+    """The fixture's MLP and the named optimizer after ``steps`` training steps."""
+    model = make_mlp()
+    opt = make_optimizer(name, model)
+    for _ in range(steps):
+        train_step(model, opt)
+    return model, opt
+
+
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_twenty_steps_match_torch(name):
     model = make_mlp()
@@ -58,10 +67,7 @@ def test_twenty_steps_match_torch(name):
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_state_after_ten_steps_matches_torch_layout_and_values(name):
-    model = make_mlp()
-    opt = make_optimizer(name, model)
-    for _ in range(10):
-        train_step(model, opt)
+    model, opt = trained(name, steps=10)
     state = opt.state_dict()["state"]
     expected = {tuple(key.split("/")[2:]) for key in FIXTURE.files if key.startswith(f"{name}/state10/")}
     actual = {(str(index), field) for index, fields in state.items() for field in fields}
@@ -73,10 +79,7 @@ def test_state_after_ten_steps_matches_torch_layout_and_values(name):
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_state_dict_resume_continues_identically(name):
-    model = make_mlp()
-    opt = make_optimizer(name, model)
-    for _ in range(10):
-        train_step(model, opt)
+    model, opt = trained(name, steps=10)
     saved_opt = copy.deepcopy(opt.state_dict())  # state_dict holds the live tensors, as torch's
     saved_model = {key: value.clone() for key, value in model.state_dict().items()}
     continued = [train_step(model, opt) for _ in range(10)]
