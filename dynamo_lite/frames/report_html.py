@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import linecache
-import re
 import shutil
 from html import escape
 
@@ -44,7 +43,7 @@ def write_report(explained, path, *, graphviz: bool = False) -> str:
 def render_page(explained, *, graphviz: bool = False) -> str:
     """The whole page: a summary, then one section per translated frame in execution order."""
     frames = explained.frames
-    body = [f"<h1>dynamo_lite compile report</h1>",
+    body = ["<h1>dynamo_lite compile report</h1>",
             f"<p>{len(frames)} frame translation(s), {explained.graph_count} graph(s), "
             f"{explained.graph_break_count} graph break(s).</p>", _summary(frames)]
     for index, frame in enumerate(frames):
@@ -146,7 +145,3 @@ def _bytecode_columns(original, rewritten) -> str:
         for row in aligned_rows(original, rewritten))
     return (f"<div class=\"scroll\"><table class=\"code bytecode\"><tr><th>original</th><th>rewritten</th></tr>"
             f"{cells}</table></div>")
-
-
-#: What an external resource looks like in a page (the tests and the CLI check reports with it).
-EXTERNAL_REFERENCE = re.compile(r"""(?:src|href)\s*=\s*["']?(?!#)[^"'\s>]+|url\(\s*["']?(?!#)|@import""", re.I)

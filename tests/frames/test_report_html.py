@@ -2,14 +2,17 @@
 import html
 import html.parser
 import inspect
+import re
 
 import numpy as np
 
 import dynamo_lite as dl
 from benchmarks.models import WORKLOADS
 from dynamo_lite.frames.bytecode.columns import aligned_rows
-from dynamo_lite.frames.report_html import EXTERNAL_REFERENCE
 from dynamo_lite.graph.svg import layout
+
+# What a reference to an external resource looks like in a page (links to "#..." are internal).
+EXTERNAL_REFERENCE = re.compile(r"""(?:src|href)\s*=\s*["']?(?!#)[^"'\s>]+|url\(\s*["']?(?!#)|@import""", re.I)
 
 
 def scale(x):
