@@ -1,6 +1,7 @@
 """Backends: compile a captured graph into a callable (registry in ``registry``)."""
 from . import eager
 from . import numpy  # registers "numpy", the default ("auto") backend on CPU
+from . import native  # registers "native" (C kernels; used when asked for by name)
 from . import cupy  # registers "cupy" (imports CuPy only when a graph is compiled)
 from .registry import (
     AUTO, AutoBackend, BackendSpec, InvalidBackend, backend_spec, best_backend, list_backends,

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import settings
 
 import dynamo_lite as dl
-from tests.helpers import compiled_backends
+from tests.helpers import compiled_backends, native_skip_reason
 
 # CI draws the same hypothesis examples on every run, so a red CI is reproducible.
 settings.register_profile("ci", derandomize=True, deadline=None)
@@ -44,7 +44,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.skip(reason=f"cuda: {reason}"))
 
 
-COMPILED_BACKENDS = compiled_backends("cpu", cuda=cuda_skip_reason() is None)
+COMPILED_BACKENDS = compiled_backends("cpu", cuda=cuda_skip_reason() is None, unavailable=True)
 
 
 @pytest.fixture(params=COMPILED_BACKENDS)
@@ -53,4 +53,6 @@ def backend(request):
 
     A test taking ``backend`` runs once per backend: ``dl.compile(fn, backend=backend)``.
     """
+    if request.param == "native" and native_skip_reason() is not None:
+        pytest.skip(f"native: {native_skip_reason()}")
     return request.param

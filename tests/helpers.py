@@ -8,17 +8,27 @@ import numpy as np
 import dynamo_lite as dl
 
 
-def compiled_backends(device: str = "cpu", cuda: bool = False) -> list:
+def compiled_backends(device: str = "cpu", cuda: bool = False, unavailable: bool = False) -> list:
     """The backends compiled-vs-eager tests on ``device`` tensors run on: ``eager`` (the
-    reference), ``numpy``, and ``cupy`` when ``cuda`` (a CUDA device is present); only
-    registered ones that run ``device`` tensors (``cupy`` rejects CPU inputs).
+    reference), ``numpy``, ``native`` when a C compiler is found (or ``unavailable``: the
+    ``backend`` fixture then skips it with the reason), and ``cupy`` when ``cuda`` (a CUDA
+    device is present); only registered ones that run ``device`` tensors.
 
     ``tests/conftest.py`` turns this into the ``backend`` fixture (CPU tensors).
     """
     from dynamo_lite.backends import backend_spec
 
-    names = ["eager", "numpy"] + (["cupy"] if cuda else [])
+    native = ["native"] if unavailable or native_skip_reason() is None else []
+    names = ["eager", "numpy"] + native + (["cupy"] if cuda else [])
     return [n for n in names if n in dl.list_backends() and device in backend_spec(n).devices]
+
+
+def native_skip_reason() -> str | None:
+    """Why native kernels cannot be built here (no C compiler), or None."""
+    from dynamo_lite.backends.native import compiler_available
+
+    available, reason = compiler_available()
+    return None if available else reason
 
 
 def run_in_threads(fn, argument_lists, repeats: int) -> list:

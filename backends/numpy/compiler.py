@@ -70,10 +70,14 @@ class Specializations:
         gm: the GraphModule the frame compiler captured (never modified).
         block_bytes: bytes of one operand per block in fused loops.
         workers: the threads large fused groups are shared with.
+        lowering: emits fused groups another way (``emit_group(builder, plan) -> bool``,
+            ``finish(builder)`` before the function is compiled), e.g. the native backend's C.
     """
 
-    def __init__(self, gm, block_bytes: int = DEFAULT_BLOCK_BYTES, workers: runtime.BlockWorkers | None = None):
+    def __init__(self, gm, block_bytes: int = DEFAULT_BLOCK_BYTES, workers: runtime.BlockWorkers | None = None,
+                 lowering=None):
         self.gm = gm
+        self.lowering = lowering
         self.block_bytes = block_bytes
         self.workers = workers or runtime.BlockWorkers(1)
         self.attributes = {n.target: gm.get_attribute(n.target) for n in gm.graph.nodes if n.op == "get_attr"}
@@ -92,7 +96,7 @@ class Specializations:
                 ShapeProp(GraphModule(self.attributes, graph)).propagate(*inputs)
             _refuse_bfloat16(graph, inputs)
             program = generate(graph, self.attributes, list(inputs), self.block_bytes, self.workers, self.call,
-                               getattr(self.gm, "class_name", "graph"))
+                               getattr(self.gm, "class_name", "graph"), self.lowering)
         except Unsupported as exc:
             log.debug("numpy backend runs %s eagerly: %s", getattr(self.gm, "class_name", "graph"), exc)
             self.eager_reason = self.eager_reason or str(exc)
@@ -122,7 +126,7 @@ class Specializations:
 
 
 def generate(graph, attributes: dict, inputs: list, block_bytes: int, workers, respecialize,
-             class_name: str) -> Program:
+             class_name: str, lowering=None) -> Program:
     """Compile ``graph`` (already a private copy) for ``inputs``' signature.
 
     Raises:
@@ -152,10 +156,13 @@ def generate(graph, attributes: dict, inputs: list, block_bytes: int, workers, r
     plan_of = {id(p.group): p for p in plans}
     for item in schedule:
         if isinstance(item, FusionGroup):
-            emit_group(builder, plan_of[id(item)])
+            if lowering is None or not lowering.emit_group(builder, plan_of[id(item)]):
+                emit_group(builder, plan_of[id(item)])
         elif item.op == "call_function":
             emit_node(builder, item)
     result = builder.output(graph.output_node.args[0]) if graph.output_node is not None else "None"
+    if lowering is not None:
+        lowering.finish(builder)
     source = _assemble(builder, graph, values, result)
     function = _compile(source, builder, memory, respecialize, workers, class_name)
     program = Program(source, function, plans, simplifications, memory.total_bytes, memory.reused)

@@ -1,0 +1,104 @@
+"""The ``native`` backend: the NumPy backend's program with fused pointwise groups as C kernels.
+
+The graph goes through the numpy backend's pipeline (simplify, fusion groups, memory
+plan, generated function per signature); each fused group whose members all have an
+exact C lowering (``c_ops``) becomes one OpenMP loop (``kernel``) in a shared object
+per generated function, built by the system compiler and cached on disk
+(``toolchain``). Every other node runs as in the numpy backend. Without a C compiler
+the backend logs why once and compiles with the numpy backend.
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+from ..numpy import NumpyBackend, _usable_cpus, numpy_backend
+from ..numpy.compiler import Specializations
+from ..registry import register_backend
+from .kernel import NativeLowering
+from .toolchain import BuildError, build, cache_dir, compiler_available, find_compiler
+
+__all__ = ["BuildError", "NativeBackend", "cache_dir", "compiler_available", "find_compiler", "get_num_threads",
+           "native_backend", "set_num_threads"]
+
+log = logging.getLogger("dynamo_lite")
+graph_log = logging.getLogger("dynamo_lite.graph")
+
+
+class ThreadSetting:
+    """The thread count C kernels run with (read by every kernel call)."""
+
+    def __init__(self):
+        env = os.environ.get("OMP_NUM_THREADS", "")
+        self.value = int(env) if env.isdigit() and int(env) > 0 else _usable_cpus()
+
+
+THREADS = ThreadSetting()
+
+
+def set_num_threads(n: int) -> None:
+    """Set the threads native kernels use.
+
+    Example:
+        >>> dl.set_num_threads(1)
+    """
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"set_num_threads expects a positive int, got {n!r}")
+    THREADS.value = n
+
+
+def get_num_threads() -> int:
+    """Threads native kernels use (default: ``OMP_NUM_THREADS``, else the usable CPUs).
+
+    Example:
+        >>> dl.get_num_threads() >= 1
+        True
+    """
+    return THREADS.value
+
+
+class NativeBackend(NumpyBackend):
+    """The native backend; ``dl.compile(fn, backend="native")`` compiles synchronously."""
+
+    __name__ = "native"
+
+    def __init__(self):
+        super().__init__()
+        self._reported: set = set()
+
+    def __call__(self, gm, example_inputs):
+        available, reason = compiler_available()
+        if not available:
+            self._report(f"native backend unavailable, using numpy: {reason}")
+            return numpy_backend(gm, example_inputs)
+        lowering = NativeLowering(build, THREADS)
+        specializations = Specializations(gm, self.block_bytes, self.workers, lowering)
+        try:
+            function = specializations.build(list(example_inputs), propagate=False)
+        except BuildError as exc:
+            self._report(f"native build failed, using numpy: {exc}")
+            return numpy_backend(gm, example_inputs)
+        program = specializations.programs[-1] if specializations.programs else None
+        gm.backend_code = _describe(program, specializations.eager_reason, lowering)
+        if program is not None and graph_log.isEnabledFor(logging.DEBUG):
+            graph_log.debug("native code of %s:\n%s", getattr(gm, "class_name", "graph"), gm.backend_code)
+        return function
+
+    def _report(self, message: str) -> None:
+        if message not in self._reported:  # once per reason, not once per graph
+            self._reported.add(message)
+            log.warning(message)
+
+    def __repr__(self) -> str:
+        return "NativeBackend()"
+
+
+def _describe(program, reason, lowering) -> str:
+    if program is None:
+        return f"# native backend: this graph runs eagerly ({reason})\n"
+    c_part = f"/* C kernels of this graph */\n{lowering.built_source}" if lowering.built_source else "/* no C kernels */\n"
+    return f"# native backend: {program.summary()}\n{program.source}\n{c_part}"
+
+
+native_backend = NativeBackend()
+register_backend("native", native_backend, devices=("cpu",))

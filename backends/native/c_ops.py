@@ -1,0 +1,130 @@
+"""C expressions of pointwise ops, mirroring the NumPy templates' operation order.
+
+NOTE: [native exactness] An op is lowered only where the NumPy templates apply (float32
+or float64 output, every tensor argument already of that dtype, scalars converted to
+it, no keyword arguments except gelu's ``approximate="tanh"``): then each member is the
+same sequence of IEEE operations as its kernel, in the same dtype. Arithmetic is
+bit-identical (no FMA contraction, no reassociation); libm and libmvec functions differ
+from NumPy's by a few ulp at most and keep NaN and infinity. Everything else (integer
+wrap-around, promotion, half precision) stays with the NumPy backend's code.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dynamo_lite.ops.unary import GELU_TANH_K
+
+C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+
+# Math functions called inside loops: declared "omp declare simd" so that gcc calls
+# glibc's vector variants (libmvec) when they exist (see toolchain.VECTOR_MATH_LIBS).
+MATH_FUNCTIONS = ("exp", "log", "log1p", "log2", "expm1", "sqrt", "sin", "cos", "tan", "tanh")
+
+
+def math_declarations() -> str:
+    """The ``declare simd`` redeclarations of ``MATH_FUNCTIONS`` (float and double)."""
+    lines = ["#ifndef DL_NO_VECTOR_MATH"]
+    for name in MATH_FUNCTIONS:
+        if name == "sqrt":
+            continue  # a single instruction, vectorized without a library
+        lines += ["#pragma omp declare simd notinbranch", f"float {name}f(float);",
+                  "#pragma omp declare simd notinbranch", f"double {name}(double);"]
+    lines.append("#endif")
+    return "\n".join(lines)
+
+
+def literal(value, ctype: str) -> str:
+    """``value`` (a Python bool/int/float) converted to ``ctype`` as NumPy converts it."""
+    if isinstance(value, bool):
+        return f"(({ctype}){int(value)})"
+    if isinstance(value, int):
+        return f"(({ctype}){value}LL)" if -2**63 <= value < 2**63 else f"(({ctype}){float(value).hex()})"
+    if math.isnan(value):
+        return f"(({ctype})NAN)"
+    if math.isinf(value):
+        return f"(({ctype}){'-' if value < 0 else ''}INFINITY)"
+    return f"(({ctype}){value.hex()})"  # double -> float rounds to nearest, as NumPy does
+
+
+def _fn(name):
+    return lambda t, a: f"{name}{'f' if t == 'float' else ''}({a[0]})"
+
+
+def _binary(symbol):
+    return lambda t, a: f"({a[0]} {symbol} {a[1]})"
+
+
+def _one(t):
+    return literal(1, t)
+
+
+def _sigmoid(t, a):
+    return f"({_one(t)} / ({_one(t)} + {_fn('exp')(t, [f'(-{a[0]})'])}))"
+
+
+def _gelu_tanh(t, a):
+    x, c = a[0], lambda v: literal(v, t)
+    inner = f"((((({x} * {x}) * {c(0.044715 * GELU_TANH_K)}) + {c(GELU_TANH_K)}) * {x}))"
+    return f"((({_fn('tanh')(t, [inner])} + {c(1.0)}) * {x}) * {c(0.5)})"
+
+
+# op name -> expr(ctype, [argument expressions]) -> C expression of the op's result.
+C_OPS = {
+    "add": _binary("+"),
+    "sub": _binary("-"),
+    "mul": _binary("*"),
+    "div": _binary("/"),
+    "neg": lambda t, a: f"(-{a[0]})",
+    "abs": _fn("fabs"),
+    "square": lambda t, a: f"({a[0]} * {a[0]})",
+    "exp": _fn("exp"),
+    "log": _fn("log"),
+    "log1p": _fn("log1p"),
+    "log2": _fn("log2"),
+    "expm1": _fn("expm1"),
+    "sqrt": _fn("sqrt"),
+    "rsqrt": lambda t, a: f"({_one(t)} / {_fn('sqrt')(t, a)})",
+    "sin": _fn("sin"),
+    "cos": _fn("cos"),
+    "tan": _fn("tan"),
+    "tanh": _fn("tanh"),
+    "reciprocal": lambda t, a: f"({_one(t)} / {a[0]})",
+    "sigmoid": _sigmoid,
+    "silu": lambda t, a: f"({_sigmoid(t, a)} * {a[0]})",
+    # NaN propagates, as np.maximum(x, 0) does.
+    "relu": lambda t, a: f"(({a[0]} > 0 || {a[0]} != {a[0]}) ? {a[0]} : ({t})0)",
+    "gelu": _gelu_tanh,
+    "maximum": lambda t, a: f"dl_max_{t}({a[0]}, {a[1]})",
+    "minimum": lambda t, a: f"dl_min_{t}({a[0]}, {a[1]})",
+}
+
+HELPERS = """
+#define DL_MINMAX(T) \\
+static inline T dl_max_##T(T a, T b) { return a != a ? a : (b != b ? b : (a >= b ? a : b)); } \\
+static inline T dl_min_##T(T a, T b) { return a != a ? a : (b != b ? b : (a <= b ? a : b)); }
+DL_MINMAX(float)
+DL_MINMAX(double)
+"""
+
+
+def lowerable(node) -> bool:
+    """Whether ``node`` has an exact C lowering (see NOTE: [native exactness])."""
+    if node.target.name not in C_OPS:
+        return False
+    meta = node.meta.get("val")
+    dtype = getattr(getattr(meta, "_dtype", None), "numpy", None)
+    if dtype not in C_TYPES:
+        return False
+    allowed_kwargs = {"approximate": "tanh"} if node.target.name == "gelu" else {}
+    if node.kwargs != allowed_kwargs:
+        return False
+    for arg in node.args:
+        arg_meta = getattr(arg, "meta", {}).get("val") if hasattr(arg, "meta") else None
+        if arg_meta is not None:
+            if getattr(getattr(arg_meta, "_dtype", None), "numpy", None) != dtype:
+                return False
+        elif type(arg) not in (bool, int, float):
+            return False
+    return True
