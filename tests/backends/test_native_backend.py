@@ -1,0 +1,145 @@
+"""The native backend: C kernels of fused groups vs eager (NaN/inf, strides, broadcasting, sizes), cache, fallback."""
+from __future__ import annotations
+
+import logging
+import os
+
+import numpy as np
+import pytest
+
+import dynamo_lite as dl
+from dynamo_lite.backends.native import NativeBackend, get_num_threads, set_num_threads
+from dynamo_lite.backends.native.toolchain import build, cache_dir
+from tests.helpers import assert_equal_values, native_skip_reason
+
+needs_compiler = pytest.mark.skipif(native_skip_reason() is not None, reason=f"native: {native_skip_reason()}")
+
+
+class Recording:
+    """A NativeBackend that keeps the debug text (NumPy code and C source) of every graph."""
+
+    def __init__(self):
+        self.backend = NativeBackend()
+        self.codes = []
+
+    def __call__(self, gm, example_inputs):
+        function = self.backend(gm, example_inputs)
+        self.codes.append(gm.backend_code)
+        return function
+
+
+# Transcendental functions come from libm/libmvec, NumPy has its own: a few ulp apart.
+ULPS = {"rtol": 1e-5, "atol": 1e-6}  # the compiled-vs-eager suites' tolerance
+EXACT = {"rtol": 0, "atol": 0}
+
+
+def compare(fn, *args, kernels=1, tolerance=ULPS):
+    """Compiled (native) equals eager on ``args``; ``kernels`` C kernels ran."""
+    recording = Recording()
+    compiled = dl.compile(fn, backend=recording)
+    expected, actual = fn(*args), compiled(*args)
+    assert_equal_values(actual, expected, **tolerance)
+    assert sum(code.count("native kernel dl_group") for code in recording.codes) == kernels, recording.codes
+    return recording
+
+
+def chain(x, y):
+    return ((x * y + 1).sigmoid() * x.tanh() - y).relu()
+
+
+SPECIALS = [float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1e-45, 3.4e38, -88.0, 89.0]
+
+
+@needs_compiler
+@pytest.mark.parametrize("dtype", [dl.float32, dl.float64])
+def test_nan_inf_as_eager(dtype):
+    x = dl.tensor(SPECIALS * 3, dtype=dtype)
+    y = dl.tensor(list(reversed(SPECIALS)) * 3, dtype=dtype)
+
+    def f(x, y):
+        return (dl.maximum(x, y) + dl.minimum(x, y) * 2, (x / y).exp().log1p(), x.relu() - y.sqrt(), x.rsqrt())
+
+    with np.errstate(all="ignore"):
+        recording = Recording()
+        compiled = dl.compile(f, backend=recording)
+        expected, actual = f(x, y), compiled(x, y)
+    # exp/log1p/sqrt come from libm or its vector variants: a few ulp, NaN and inf exact.
+    for a, e in zip(actual, expected):
+        a, e = np.asarray(a), np.asarray(e)
+        assert a.dtype == e.dtype
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(e))
+        np.testing.assert_allclose(a, e, rtol=1e-6, atol=0)
+    assert "native kernel dl_group" in recording.codes[0]
+
+
+@needs_compiler
+def test_strided_and_broadcast_inputs():
+    x = dl.randn(40, 70).t()  # transposed: strides (1, 70)
+    y = dl.randn(40)
+    recording = compare(chain, x, y)
+    assert "float" in recording.codes[0]  # the C source is in the debug text
+
+
+@needs_compiler
+def test_arithmetic_is_bit_exact():
+    # No FMA contraction: x * y + 0.1 rounds twice, as NumPy's two ufuncs do.
+    x, y = dl.randn(1000), dl.randn(1000)
+    compare(lambda x, y: dl.maximum((x * y + 0.1) / (y - 3), x.relu()) * 7, x, y, tolerance=EXACT)
+
+
+@needs_compiler
+def test_float64_and_scalar_constants():
+    compare(lambda x: (x * 0.1 + 3).tanh() / 7, dl.randn(5, 3, 4, dtype=dl.float64))
+
+
+@needs_compiler
+def test_mixed_dtypes_stay_on_numpy_code():
+    # int + float promotion is not lowered (NOTE: [native exactness]): no C kernel, same result.
+    compare(lambda x, i: x * i + 1, dl.randn(6), dl.arange(6), kernels=0, tolerance=EXACT)
+
+
+@needs_compiler
+def test_one_kernel_source_serves_every_size(tmp_path, monkeypatch):
+    monkeypatch.setenv("DYNAMO_LITE_CACHE_DIR", str(tmp_path))
+    compiled = dl.compile(chain, backend="native", dynamic=True)
+    for n in (3000, 5000, 7001):
+        x, y = dl.randn(n), dl.randn(n)
+        assert_equal_values(compiled(x, y), chain(x, y), **ULPS)
+    files = os.listdir(os.path.join(tmp_path, "native"))
+    assert len(files) == 1, files
+
+
+@needs_compiler
+def test_cache_hit_and_atomic_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("DYNAMO_LITE_CACHE_DIR", str(tmp_path))
+    source = "int dl_answer(void) { return 42; }\n"
+    assert build(source).dl_answer() == 42
+    directory = cache_dir()
+    first = sorted(os.listdir(directory))
+    assert len(first) == 1 and first[0].endswith(".so")  # no temporary file left behind
+    stamp = os.stat(os.path.join(directory, first[0])).st_mtime_ns
+    assert build(source).dl_answer() == 42
+    assert os.stat(os.path.join(directory, first[0])).st_mtime_ns == stamp  # loaded, not rebuilt
+
+
+def test_missing_compiler_falls_back_to_numpy(monkeypatch, caplog):
+    monkeypatch.setenv("CC", "/nonexistent/dynamo-lite-cc")
+    backend = NativeBackend()
+    compiled = dl.compile(chain, backend=backend)
+    x, y = dl.randn(8, 4), dl.randn(4)
+    with caplog.at_level(logging.WARNING, logger="dynamo_lite"):
+        assert_equal_values(compiled(x, y), chain(x, y), rtol=0, atol=0)
+        dl.compile(lambda x: x * 3, backend=backend)(x)
+    messages = [r.getMessage() for r in caplog.records if "native backend unavailable" in r.getMessage()]
+    assert len(messages) == 1 and "/nonexistent/dynamo-lite-cc" in messages[0]
+
+
+def test_num_threads():
+    before = get_num_threads()
+    try:
+        set_num_threads(1)
+        assert get_num_threads() == 1
+        with pytest.raises(ValueError, match="positive int"):
+            set_num_threads(0)
+    finally:
+        set_num_threads(before)
