@@ -3,12 +3,13 @@ from . import eager
 from . import numpy  # registers "numpy", the default ("auto") backend on CPU
 from . import native  # registers "native" (C kernels; used when asked for by name)
 from . import cupy  # registers "cupy" (imports CuPy only when a graph is compiled)
+from .native import get_num_threads, set_num_threads
 from .registry import (
     AUTO, AutoBackend, BackendSpec, InvalidBackend, backend_spec, best_backend, list_backends,
     lookup_backend, register_backend, resolve_backend, unregister_backend,
 )
 
 __all__ = [
-    "AUTO", "AutoBackend", "BackendSpec", "InvalidBackend", "backend_spec", "best_backend",
+    "get_num_threads", "set_num_threads", "AUTO", "AutoBackend", "BackendSpec", "InvalidBackend", "backend_spec", "best_backend",
     "list_backends", "lookup_backend", "register_backend", "resolve_backend", "unregister_backend",
 ]

@@ -32,3 +32,4 @@ from .frames.tracing.dynamic_policy import mark_dynamic, mark_static  # noqa: E4
 from .backends import InvalidBackend, list_backends, lookup_backend, register_backend  # noqa: E402
 from . import optim  # noqa: E402
 from . import utils  # noqa: E402
+from .backends import get_num_threads, set_num_threads  # noqa: E402

@@ -15,6 +15,7 @@ import os
 from ..numpy import NumpyBackend, _usable_cpus, numpy_backend
 from ..numpy.compiler import Specializations
 from ..registry import register_backend
+from .blas_threads import set_blas_threads
 from .kernel import NativeLowering
 from .toolchain import BuildError, build, cache_dir, compiler_available, find_compiler
 
@@ -37,7 +38,7 @@ THREADS = ThreadSetting()
 
 
 def set_num_threads(n: int) -> None:
-    """Set the threads native kernels use.
+    """Set the threads native kernels and NumPy's BLAS (matmul, linear) use.
 
     Example:
         >>> dl.set_num_threads(1)
@@ -45,6 +46,7 @@ def set_num_threads(n: int) -> None:
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ValueError(f"set_num_threads expects a positive int, got {n!r}")
     THREADS.value = n
+    set_blas_threads(n)
 
 
 def get_num_threads() -> int:

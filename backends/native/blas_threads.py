@@ -1,0 +1,46 @@
+"""NumPy's BLAS thread count through the BLAS's own entry point (no threadpoolctl dependency).
+
+NumPy wheels bundle OpenBLAS under prefixed names (``scipy_openblas_set_num_threads64_``),
+other builds export ``openblas_set_num_threads`` or MKL's ``MKL_Set_Num_Threads``. The
+library is found among the shared objects this process has mapped (``/proc/self/maps``,
+Linux); elsewhere, or for an unknown BLAS, setting the count does nothing and
+``set_blas_threads`` says so by returning False.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+
+import numpy  # noqa: F401  (maps NumPy's BLAS into the process)
+
+SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
+           "openblas_set_num_threads", "MKL_Set_Num_Threads")
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_setter():
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if "blas" in line.lower() or "mkl" in line.lower()}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in SETTERS:
+            setter = getattr(library, name, None)
+            if setter is not None:
+                setter.argtypes, setter.restype = [ctypes.c_int], None
+                return setter
+    return None
+
+
+def set_blas_threads(n: int) -> bool:
+    """Ask NumPy's BLAS to use ``n`` threads; False if its entry point was not found."""
+    setter = _blas_setter()
+    if setter is None:
+        return False
+    setter(n)
+    return True
