@@ -12,6 +12,7 @@ shared by OpenMP threads (``schedule(static)``) when it is large enough to pay.
 from __future__ import annotations
 
 import ctypes
+import math
 
 from dynamo_lite.graph.node import Node
 
@@ -35,7 +36,7 @@ def group_geometry(plan, values) -> tuple:
     dims = iteration_dims(shape, primary, strides)
     if not dims:  # every dim has size 1: one element
         return operands, (1,), [(0,) for _ in operands]
-    sizes = tuple(_prod(shape[d] for d in merged) for merged in dims)
+    sizes = tuple(math.prod(shape[d] for d in merged) for merged in dims)
     return operands, sizes, [tuple(s[merged[-1]] for merged in dims) for s in strides]
 
 
@@ -43,11 +44,10 @@ def group_source(name: str, plan, operands: list, inner_strides: list) -> str:
     """The C function ``name`` computing ``plan``'s group (see NOTE: [native loops])."""
     group, members = plan.group, plan.group.nodes
     n_inputs = len(operands) - len(group.outputs)
-    ndim_expr = "ndim"
     index, ctype_of = {}, {}
     lines = [f"void {name}(int64_t ndim, const int64_t* sizes, const int64_t* strides, int threads, "
              + ", ".join(f"char* p{k}" for k in range(len(operands))) + ") {",
-             f"  const int64_t inner = sizes[{ndim_expr} - 1];",
+             "  const int64_t inner = sizes[ndim - 1];",
              "  int64_t outer = 1;",
              "  for (int64_t d = 0; d < ndim - 1; d++) outer *= sizes[d];",
              f"  const int64_t chunk = inner < {CHUNK} ? inner : {CHUNK};",
@@ -151,10 +151,3 @@ class NativeLowering:
             function.restype = None
             function.argtypes = [ctypes.c_int64, _INT64_P, _INT64_P, ctypes.c_int] + [ctypes.c_void_p] * operand_count
             builder.globals[global_name] = function
-
-
-def _prod(values) -> int:
-    result = 1
-    for v in values:
-        result *= v
-    return result
