@@ -4,7 +4,10 @@ A case file is the program's source preceded by comment lines:
 ``# fuzz-case: seed=<n> backend=<name> kind=<what differed>`` and, while the bug is not
 fixed, ``# xfail: <root cause>`` (the parametrized test in test_fuzz.py marks the case
 ``xfail(strict=True)`` with that reason, so fixing the bug makes the test fail until the
-line is removed).
+line is removed). A case the compiler deliberately runs eagerly carries
+``# expect-fallback: <words of the fallback reason>``: the test then requires that fallback
+(with those words) and equal behaviour, so lifting the restriction fails it until the line
+is removed.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ class Case:
     path: Path
     source: str
     xfail: str | None
+    expect_fallback: str | None = None
 
 
 def save_case(source: str, seed: int, backend: str, kind: str, reason: str, directory: Path = DIRECTORY) -> Path:
@@ -36,11 +40,13 @@ def load_cases(directory: Path = DIRECTORY) -> list[Case]:
     cases = []
     for path in sorted(directory.glob("case_*.py")):
         text = path.read_text()
-        xfail = None
+        xfail = expect_fallback = None
         for line in text.splitlines():
             if not line.startswith("#"):
                 break
             if line.startswith("# xfail:"):
                 xfail = line.split(":", 1)[1].strip()
-        cases.append(Case(path, text, xfail))
+            if line.startswith("# expect-fallback:"):
+                expect_fallback = line.split(":", 1)[1].strip()
+        cases.append(Case(path, text, xfail, expect_fallback))
     return cases

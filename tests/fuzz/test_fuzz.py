@@ -57,7 +57,11 @@ def _case_param(case):
 def test_saved_regression_case(case):
     outcome = check_source(case.source, BACKENDS, case.path.stem)
     assert outcome.status == "ok", "\n".join(map(str, outcome.mismatches))
-    assert outcome.compiled_as in ("graph", "breaks"), outcome.fallback_reasons
+    if case.expect_fallback:
+        assert outcome.compiled_as == "fallback", outcome.compiled_as
+        assert any(case.expect_fallback in reason for reason in outcome.fallback_reasons), outcome.fallback_reasons
+    else:
+        assert outcome.compiled_as in ("graph", "breaks"), outcome.fallback_reasons
 
 
 def _off_by_one(graph_module, example_inputs):
