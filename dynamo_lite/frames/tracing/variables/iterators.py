@@ -159,6 +159,12 @@ class DictIteratorVariable(IteratorVariable):
         self.index += 1
         return self.view.element(current[self.index - 1])
 
+    def frozen(self, tx) -> "IteratorVariable":
+        # Neither a snapshot of the keys left nor a new iterator over the dict behaves like
+        # the interpreter's own iterator, which raises once code after the break resizes
+        # the dict: the frame runs eagerly.
+        raise Unsupported("a loop over a dict cannot continue after a graph break (the frame runs eagerly)")
+
     def children(self) -> list:
         return [self.view]
 
