@@ -193,3 +193,23 @@ def test_gpt_report_is_small(tmp_path):
     assert page.stat().st_size < 5_000_000
     assert text.count("<svg") == out.graph_count >= 1
     assert text.count('class="node') == sum(len(gm.graph.nodes) for gm in out.graphs)
+
+
+def test_global_state_guards_read_as_words():
+    def inner(x):
+        print(end="")
+        return x * 2
+
+    def outer(x):
+        with dl.no_grad():
+            inner(x)
+        return inner(x)
+
+    out = dl.explain(outer)(dl.ones(2))
+    guards = "\n".join(out.guards)
+    assert "dl.is_grad_enabled() == True" in guards and "dl.is_grad_enabled() == False" in guards
+    assert "dl.get_default_dtype() is dynamo_lite.float32" in guards
+    assert "dl.get_default_device() == device(type='cpu')" in guards
+    assert " at 0x" not in guards
+    records = [f for f in out.frames if f.name.endswith("inner") and f.entry_index == 1]
+    assert records and records[0].guard_failure == "dl.is_grad_enabled(): expected False, got True"

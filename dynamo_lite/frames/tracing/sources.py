@@ -76,14 +76,18 @@ class BuiltinSource(Source):
 
 @dataclass(eq=False)
 class AttrSource(Source):
+    """Attribute ``attr`` of ``base``; ``label`` is how people read it when that is not
+    ``base.attr`` (``dl.is_grad_enabled()`` for the grad mode's flag)."""
+
     base: Source
     attr: str
+    label: str | None = None
 
     def expr(self) -> str:
         return f"{self.base.expr()}.{self.attr}"
 
     def name(self) -> str:
-        return f"{self.base.name()}.{self.attr}"
+        return self.label if self.label is not None else f"{self.base.name()}.{self.attr}"
 
     def reconstruct(self, cg) -> None:
         self.base.reconstruct(cg)

@@ -22,7 +22,8 @@ from ..tracing.sources import AttrSource, ConstSource
 LOG = logging.getLogger("dynamo_lite.graph_breaks")
 
 #: The grad mode every translation is guarded on (autograd records only while it is on).
-GRAD_MODE_SOURCE = AttrSource(ConstSource(GRAD_MODE, "dynamo_lite.autograd.grad_mode.GRAD_MODE"), "enabled")
+GRAD_MODE_SOURCE = AttrSource(ConstSource(GRAD_MODE, "dynamo_lite.autograd.grad_mode.GRAD_MODE"), "enabled",
+                              "dl.is_grad_enabled()")
 
 
 class GradModeInterpreter(Interpreter):

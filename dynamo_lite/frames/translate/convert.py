@@ -55,9 +55,11 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
 
 
 #: Where factories in a graph (dl.zeros ...) take their dtype from.
-DEFAULT_DTYPE_SOURCE = AttrSource(ConstSource(DEFAULT_DTYPE, "dynamo_lite.tensor.dtype.DEFAULT"), "value")
+DEFAULT_DTYPE_SOURCE = AttrSource(ConstSource(DEFAULT_DTYPE, "dynamo_lite.tensor.dtype.DEFAULT"), "value",
+                                  "dl.get_default_dtype()")
 #: ... and their device (``with dl.device(...)``).
-DEFAULT_DEVICE_SOURCE = AttrSource(ConstSource(DEFAULT_DEVICE, "dynamo_lite.tensor.device.DEFAULT"), "value")
+DEFAULT_DEVICE_SOURCE = AttrSource(ConstSource(DEFAULT_DEVICE, "dynamo_lite.tensor.device.DEFAULT"), "value",
+                                   "dl.get_default_device()")
 
 
 def _shape_history(request):
@@ -69,7 +71,8 @@ def _shape_history(request):
 def _compile_guards(output, request):
     # Factories in the graph (dl.zeros ...) use the default dtype: it is an input too.
     output.guards.add(DEFAULT_DTYPE_SOURCE, ID_MATCH, DEFAULT_DTYPE.value)
-    output.guards.add(GRAD_MODE_SOURCE, ID_MATCH, output.grad_enabled)  # NOTE: [compiled graphs and autograd]
+    # NOTE: [compiled graphs and autograd]; a constant match reads "dl.is_grad_enabled() == True".
+    output.guards.add(GRAD_MODE_SOURCE, CONSTANT_MATCH, output.grad_enabled)
     output.guards.add(DEFAULT_DEVICE_SOURCE, CONSTANT_MATCH, DEFAULT_DEVICE.value)
     if output.shape_env.symbols:  # last: it reads the tensors the guards above checked
         output.guards.add(ShapeGuardSource(), SHAPE_ENV, ShapeGuard(output.shape_env, output.symbolic_tensors))
