@@ -114,9 +114,9 @@ def _gelu(ctx, out, args, dtype, approximate="tanh"):
 
 # op name -> Template. Ops not listed (or not matching the conditions) run their kernel.
 TEMPLATES = {
-    "add": Template(_ufunc("add")),
-    "sub": Template(_ufunc("subtract")),
-    "mul": Template(_ufunc("multiply")),
+    "add": Template(_ufunc("add"), quiet=True),  # overflow gives inf silently, as in torch
+    "sub": Template(_ufunc("subtract"), quiet=True),
+    "mul": Template(_ufunc("multiply"), quiet=True),
     "div": Template(_ufunc("true_divide"), quiet=True),
     "neg": Template(_ufunc("negative")),
     "abs": Template(_ufunc("absolute")),

@@ -9,6 +9,7 @@ import numpy as np
 from ..tensor.dtype import COMPLEX_OF, REAL_OF, float32, float64
 from ..tensor.meta import TensorMeta
 from . import meta_rules as mr
+from .kernel_utils import quiet
 from .registry import register_op
 
 __all__ = ["view_as_real", "view_as_complex", "real", "imag", "polar", "complex", "angle"]
@@ -95,8 +96,9 @@ def complex_kernel(xp, real, imag, out):
 
 
 def polar_kernel(xp, abs, angle, out):
-    out.real[...] = abs * xp.cos(angle)
-    out.imag[...] = abs * xp.sin(angle)
+    with quiet(xp):  # cos(inf) is NaN silently, as in torch
+        out.real[...] = abs * xp.cos(angle)
+        out.imag[...] = abs * xp.sin(angle)
     return out
 
 

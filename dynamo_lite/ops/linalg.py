@@ -6,6 +6,7 @@ import numpy as np
 from ..tensor import layout
 from ..tensor.dtype import bool_
 from . import meta_rules as mr
+from .kernel_utils import quiet
 from .pointwise import is_operand
 from .registry import register_op
 
@@ -152,13 +153,14 @@ def linear_meta(input, weight, bias=None):
 # -- kernels ------------------------------------------------------------------------------
 def _product(xp, a, b, out):
     """``a @ b`` into ``out``; float16 accumulates in float32 as torch does."""
-    if out.dtype == np.float16:
-        out[...] = xp.matmul(a.astype(np.float32), b.astype(np.float32))
-        return out
-    if out.ndim == 0:
-        out[...] = xp.matmul(a, b)
-        return out
-    return xp.matmul(a, b, out=out)
+    with quiet(xp):  # overflow gives inf silently, as in torch
+        if out.dtype == np.float16:
+            out[...] = xp.matmul(a.astype(np.float32), b.astype(np.float32))
+            return out
+        if out.ndim == 0:
+            out[...] = xp.matmul(a, b)
+            return out
+        return xp.matmul(a, b, out=out)
 
 
 def matmul_kernel(xp, a, b, out):

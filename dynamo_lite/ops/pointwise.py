@@ -111,19 +111,22 @@ def _scaled(xp, value, alpha, dtype):
 
 def add_kernel(xp, a, b, out, alpha=1):
     dt = compute_dtype(a, b, out)
-    b = fit_scalar(_scaled(xp, b, alpha, dt), dt)
-    return xp.add(fit_scalar(a, dt), b, out=out, dtype=dt, casting="unsafe")
+    with quiet(xp):  # overflow gives inf silently, as in torch
+        b = fit_scalar(_scaled(xp, b, alpha, dt), dt)
+        return xp.add(fit_scalar(a, dt), b, out=out, dtype=dt, casting="unsafe")
 
 
 def sub_kernel(xp, a, b, out, alpha=1):
     dt = compute_dtype(a, b, out)
-    b = fit_scalar(_scaled(xp, b, alpha, dt), dt)
-    return xp.subtract(fit_scalar(a, dt), b, out=out, dtype=dt, casting="unsafe")
+    with quiet(xp):
+        b = fit_scalar(_scaled(xp, b, alpha, dt), dt)
+        return xp.subtract(fit_scalar(a, dt), b, out=out, dtype=dt, casting="unsafe")
 
 
 def mul_kernel(xp, a, b, out):
     dt = compute_dtype(a, b, out)
-    return xp.multiply(fit_scalar(a, dt), fit_scalar(b, dt), out=out, dtype=dt, casting="unsafe")
+    with quiet(xp):
+        return xp.multiply(fit_scalar(a, dt), fit_scalar(b, dt), out=out, dtype=dt, casting="unsafe")
 
 
 def true_div_kernel(xp, a, b, out):

@@ -160,7 +160,8 @@ def _mean(xp, x, axis=None, **kw):
 
 
 def _prod(xp, x, **kw):
-    return xp.prod(x, **kw)
+    with quiet(xp):  # overflow gives inf silently, as in torch
+        return xp.prod(x, **kw)
 
 
 def _var(xp, x, axis=None, correction=1, **kw):

@@ -270,7 +270,18 @@ UNARY_OPS = {
     "isinf": (predicate_meta, _predicate_kernel(np.isinf), False),
     "isfinite": (predicate_meta, _predicate_kernel(np.isfinite), False),
 }
-OPS = register_table(UNARY_OPS, POINTWISE, mr.inplace_variant)
+
+
+def _abs_inplace_meta(self):
+    if self._dtype.is_complex:  # the magnitude is real: it cannot be written back
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return _ABS_INPLACE(self)
+
+
+_ABS_INPLACE = mr.inplace_variant(abs_meta)
+#: Meta rules of in-place variants that check more than ``mr.inplace_variant`` does.
+_INPLACE_METAS = {abs_meta: _abs_inplace_meta}
+OPS = register_table(UNARY_OPS, POINTWISE, lambda meta: _INPLACE_METAS.get(meta) or mr.inplace_variant(meta))
 
 
 # -- public functions ---------------------------------------------------------------------

@@ -181,3 +181,17 @@ def test_compiled_factories_are_guarded_on_the_default_device():
         assert compiled(dl.zeros(3)).tolist() == [1.0, 1.0, 1.0]
     stats = dl.stats()
     assert stats.recompiles == 1 and "device" in str(stats.guard_failures[-1])
+
+
+def test_inplace_abs_of_a_complex_tensor_raises_like_torch(backend):  # torch 2.13
+    def absolute_in_place(t):
+        t.abs_()
+        return t
+
+    x = dl.tensor([1 + 2j, -3j])
+    with pytest.raises(RuntimeError, match=r"^In-place abs is not supported for complex tensors\.$"):
+        x.abs_()
+    with pytest.raises(RuntimeError, match=r"^In-place abs is not supported for complex tensors\.$"):
+        dl.compile(absolute_in_place, backend=backend)(x)
+    assert x.tolist() == [1 + 2j, -3j]  # untouched
+    assert_same(absolute_in_place, dl.tensor([-1.5, 2.0]), backend=backend, copy_args=True)

@@ -13,6 +13,8 @@ import dynamo_lite as dl
 from dynamo_lite.tensor.dtype import from_numpy_dtype, result_type
 from dynamo_lite.tensor.tensor import from_array
 
+from tests.helpers import assert_same
+
 from .oracle import NUMERIC_DTYPES, assert_close, laid_out, layouts, make, seeds, to_numpy
 
 pairs_of_shapes = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=4, max_side=4)
@@ -306,3 +308,17 @@ def test_float_specials_are_silent_like_torch():
         rem = (x % 0).tolist()
     assert result[:2] == [float("inf"), float("-inf")] and np.isnan(result[2])
     assert np.isnan(rem).all() and floor[0] == float("inf")
+
+
+def test_overflow_gives_inf_without_numpy_warnings(backend):
+    # torch 2.13: 3e38 * 3e38 in float32 is inf, silently (as are +, -, @, prod and polar of inf).
+    def overflowing(x, w):
+        return x * x, x + x, x - (-x), (x * 2 + x) * x, x @ w, x.prod(), dl.polar(x, x)
+
+    x = dl.tensor([3e38, float("inf")])
+    w = dl.tensor([[3e38], [1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        eager = overflowing(x, w)
+        assert_same(overflowing, x, w, backend=backend)
+    assert [t.tolist()[:1] if t.ndim else [t.item()] for t in eager[:6]] == [[float("inf")]] * 6
