@@ -126,3 +126,21 @@ def assert_compiled(before, after, *, expect_fallback=False, expect_breaks=0, ex
     else:
         assert after.frames_compiled > before.frames_compiled, "no frame was compiled"
     assert breaks == expect_breaks, f"expected {expect_breaks} graph breaks, got {breaks}"
+
+
+def run_rewritten(out, fn, *args):
+    """Run the rewritten source of every frame of ``out`` in place of the code it spells:
+    the compiled graphs bound, each resume call going to the resume function's own view."""
+    sources, bindings = out.rewritten_source, out.rewritten_bindings
+    assert list(sources) == [f.name for f in out.frames]
+    functions, namespaces = {}, []
+    for name, source in sources.items():
+        code = compile(source, "<rewritten>", "exec")
+        namespace = {**fn.__globals__, **bindings[name]}
+        exec(code, namespace)
+        defined = source.split("(")[0].removeprefix("def ")
+        functions[defined] = namespace[defined]
+        namespaces.append(namespace)
+    for namespace in namespaces:
+        namespace.update((key, functions[key]) for key in list(namespace) if key in functions)
+    return functions[fn.__name__](*args)

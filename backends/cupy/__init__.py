@@ -16,6 +16,7 @@ from dynamo_lite.graph.shape_prop import ShapeProp
 from dynamo_lite.tensor.device import cupy_module
 
 from ..registry import register_backend
+from ..report_notes import record_fused_groups
 from .kernel import Kernel, parse_signature
 from .lowering import Lowered, lower
 from .runtime import CupyRuntime, launch_config
@@ -53,7 +54,9 @@ class CupyBackend:
             self.runtime = self.make_runtime()
         if any(n.op != "output" and "val" not in n.meta for n in gm.graph.nodes):
             ShapeProp(gm).propagate(*example_inputs)
-        return lower(gm, self.runtime).module(class_name=f"{gm.class_name}_{self.__name__}")
+        lowered = lower(gm, self.runtime)
+        record_fused_groups(gm, [kernel.nodes for kernel in lowered.kernels])
+        return lowered.module(class_name=f"{gm.class_name}_{self.__name__}")
 
 
 cupy_backend = register_backend("cupy", CupyBackend(), devices=("cuda",), priority=10)

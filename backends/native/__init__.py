@@ -15,6 +15,7 @@ import os
 from ..numpy import NumpyBackend, _usable_cpus, numpy_backend
 from ..numpy.compiler import Specializations
 from ..registry import register_backend
+from ..report_notes import record_fused_groups
 from .blas_threads import set_blas_threads
 from .kernel import NativeLowering
 from .toolchain import BuildError, build, cache_dir, compiler_available, find_compiler
@@ -82,6 +83,7 @@ class NativeBackend(NumpyBackend):
             return numpy_backend(gm, example_inputs)
         program = specializations.programs[-1] if specializations.programs else None
         gm.backend_code = _describe(program, specializations.eager_reason, lowering)
+        record_fused_groups(gm, [g.group.nodes for g in program.groups] if program else [])
         if program is not None and graph_log.isEnabledFor(logging.DEBUG):
             graph_log.debug("native code of %s:\n%s", getattr(gm, "class_name", "graph"), gm.backend_code)
         return function

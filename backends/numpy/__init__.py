@@ -11,6 +11,7 @@ import logging
 import os
 
 from ..registry import register_backend
+from ..report_notes import record_fused_groups
 from .blocking import DEFAULT_BLOCK_BYTES
 from .compiler import MAX_SIGNATURES, Program, Specializations
 from .runtime import BlockWorkers
@@ -49,8 +50,7 @@ class NumpyBackend:
         program = specializations.programs[-1] if specializations.programs else None
         # Shown by debug mode next to the graph (NOTE: [backend code in debug output]).
         gm.backend_code = _describe(program, specializations.eager_reason)
-        # Outlined in the HTML report's graph pictures (names survive the graph copy).
-        gm.fused_groups = [[n.name for n in g.group.nodes] for g in program.groups] if program else []
+        record_fused_groups(gm, [g.group.nodes for g in program.groups] if program else [])
         if program is not None and graph_log.isEnabledFor(logging.DEBUG):
             graph_log.debug("numpy code of %s:\n%s", getattr(gm, "class_name", "graph"), gm.backend_code)
         return function

@@ -41,6 +41,7 @@ class TranslationReport:
         guard_code: the source of the compiled guard function.
         original_code: the frame's code before translation.
         transformed_code: the code that replaces it (None for an eager entry).
+        emitted: what the emitter emitted for it, as steps (a ``bytecode.steps.StepRecorder``).
         compile_time_s: how long the translation took.
         break_reasons: one ``BreakReason`` per graph break (or for the fallback).
         resume_codes: ``(code, origin)`` of each resume function the translation made.
@@ -48,8 +49,8 @@ class TranslationReport:
         bytecode_diff: original vs transformed bytecode, filled in when someone reads it
             (debug mode, the bytecode log, ``dl.explain``), not on every compile.
         resume_diffs: the same for each resume function (``name``, ``offset``, ``diff``).
-        rewritten: the transformed code spelled as Python (a ``bytecode.decompiled.Rewritten``:
-            ``source`` and ``bindings``), filled in with the diffs.
+        rewritten: the transformed code spelled as Python from ``emitted`` (a
+            ``bytecode.decompiled.Rewritten``: ``source`` and ``bindings``), filled in with the diffs.
 
     Example:
         >>> entry = hook.cache_for(f).entries[0]
@@ -61,6 +62,7 @@ class TranslationReport:
     guard_code: str = ""
     original_code: types.CodeType | None = None
     transformed_code: types.CodeType | None = None
+    emitted: object = None
     compile_time_s: float = 0.0
     break_reasons: list = field(default_factory=list)
     resume_codes: list = field(default_factory=list)

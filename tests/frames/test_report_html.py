@@ -10,6 +10,8 @@ import dynamo_lite as dl
 from benchmarks.models import WORKLOADS
 from dynamo_lite.frames.bytecode.columns import aligned_rows
 from dynamo_lite.graph.svg import layout
+from tests.cupy_emulated import cupy_emulated  # noqa: F401 (a fixture)
+from tests.helpers import native_skip_reason, run_rewritten
 
 # What a reference to an external resource looks like in a page (links to "#..." are internal).
 EXTERNAL_REFERENCE = re.compile(r"""(?:src|href)\s*=\s*["']?(?!#)[^"'\s>]+|url\(\s*["']?(?!#)|@import""", re.I)
@@ -95,6 +97,15 @@ def test_numpy_backend_fused_groups_are_outlined(tmp_path, capsys):
     assert page.count('class="fused"') >= 1
 
 
+def test_every_fusing_backend_records_its_fused_groups(tmp_path, capsys, cupy_emulated):
+    backends = [cupy_emulated] + ([] if native_skip_reason() else ["native"])
+    for backend in backends:
+        out, page, _ = explain_and_write(tmp_path, capsys, backend=backend)
+        fused = [group for group in out.graphs[0].fused_groups if len(group) > 1]
+        assert fused == [["sin", "mul", "add"]], backend
+        assert page.count('class="fused"') >= 1, backend
+
+
 def test_graph_rows_are_topological():
     out = dl.explain(lambda a, b: (a + b) * a - b.exp())(dl.ones(2), dl.ones(2))
     graph = out.graphs[0].graph
@@ -131,24 +142,6 @@ def test_recompile_reason_is_reported(tmp_path):
     assert records[1].entry_index == 1 and records[1].guard_failure == "x.ndim: expected 2, got 1"
     page = out.to_html(tmp_path / "r.html")
     assert html.escape(records[1].guard_failure) in open(page).read()
-
-
-def run_rewritten(out, fn, *args):
-    """Run the rewritten source of every frame of ``out`` in place of the code it spells:
-    the compiled graphs bound, each resume call going to the resume function's own view."""
-    sources, bindings = out.rewritten_source, out.rewritten_bindings
-    assert list(sources) == [f.name for f in out.frames]
-    functions, namespaces = {}, []
-    for name, source in sources.items():
-        code = compile(source, "<rewritten>", "exec")
-        namespace = {**fn.__globals__, **bindings[name]}
-        exec(code, namespace)
-        defined = source.split("(")[0].removeprefix("def ")
-        functions[defined] = namespace[defined]
-        namespaces.append(namespace)
-    for namespace in namespaces:
-        namespace.update((key, functions[key]) for key in list(namespace) if key in functions)
-    return functions[fn.__name__](*args)
 
 
 def test_rewritten_source_runs_like_the_original(capsys):

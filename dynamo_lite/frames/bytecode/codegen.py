@@ -4,9 +4,10 @@ from __future__ import annotations
 import inspect
 import types
 
-from bytecode import Bytecode, Instr
+from bytecode import Bytecode, Instr, Label
 
 from . import compat
+from .steps import Attr, Build, Const, Item, Name, StepRecorder
 from ..errors import Unsupported
 
 GRAPH_OUT = "__dl_graph_out"
@@ -16,7 +17,12 @@ _NO_ARG = object()  # emit()'s "instruction without an argument" (None is a vali
 
 class TransformedCodeBuilder:
     """Collects instructions for a transformed frame; ``Source``/variable ``reconstruct``
-    methods call its small vocabulary (``load_fast``, ``load_attr``, ``build`` ...)."""
+    methods call its small vocabulary (``load_fast``, ``load_attr``, ``build`` ...).
+
+    ``steps`` records what it emitted as Python-level steps (NOTE: [emitted steps]);
+    instructions others append to ``instructions`` directly (a graph break's original
+    instructions, its branch) are recorded when the builder next emits or is read.
+    """
 
     def __init__(self, original: types.CodeType, argnames: tuple):
         self.original = original
@@ -26,28 +32,64 @@ class TransformedCodeBuilder:
         self.temps: dict = {}  # id(variable) -> (temporary holding its value, the variable)
         self.symbolic_node = None  # SymInt -> its graph node (set with the graph's outputs)
         self.lineno = original.co_firstlineno
+        self.recorder = StepRecorder()
+        self._recorded = 0  # instructions recorded so far
+
+    @property
+    def emitted(self) -> StepRecorder:
+        """What was emitted so far, as steps (NOTE: [emitted steps])."""
+        self._record_appended()
+        return self.recorder
+
+    def begin(self, phase: str) -> None:
+        """The steps emitted from here on belong to ``phase`` (``replay``, ``break`` ...)."""
+        self._record_appended()
+        self.recorder.phase = phase
 
     def emit(self, name: str, arg=_NO_ARG) -> None:
-        if arg is _NO_ARG:
-            self.instructions.append(Instr(name, lineno=self.lineno))
-        else:
-            self.instructions.append(Instr(name, arg, lineno=self.lineno))
+        """Emit one instruction the vocabulary below has no method for (a store replayed,
+        a return ...)."""
+        self._append(Instr(name, lineno=self.lineno) if arg is _NO_ARG else Instr(name, arg, lineno=self.lineno),
+                     lambda: self.recorder.instruction(name, None if arg is _NO_ARG else arg))
+
+    def _append(self, instruction, record) -> None:
+        self._record_appended()
+        self.instructions.append(instruction)
+        self._recorded += 1
+        self._record(record)
+
+    def _record(self, record) -> None:
+        if self.recorder.failure is None:
+            try:
+                record()
+            except (KeyError, IndexError, AttributeError, TypeError) as exc:  # the code is fine; its view is not
+                self.recorder.failure = f"{type(exc).__name__}: {exc}"
+
+    def _record_appended(self) -> None:
+        """Record the instructions appended to ``instructions`` by others since the last one
+        recorded: original instructions a graph break runs eagerly and its branch."""
+        for item in self.instructions[self._recorded:]:
+            if isinstance(item, Label):
+                self._record(lambda label=item: self.recorder.label(label))
+            else:
+                self._record(lambda ins=item: self.recorder.instruction(ins.name, ins.arg))
+        self._recorded = len(self.instructions)
 
     # -- vocabulary used by sources and variables ------------------------------------------
     def load_fast(self, name: str) -> None:
-        self.emit("LOAD_FAST", name)
+        self._append(Instr("LOAD_FAST", name, lineno=self.lineno), lambda: self.recorder.push(Name(name)))
 
     def store_fast(self, name: str) -> None:
-        self.emit("STORE_FAST", name)
+        self._append(Instr("STORE_FAST", name, lineno=self.lineno), lambda: self.recorder.store(name))
 
     def load_global(self, name: str) -> None:
-        self.emit("LOAD_GLOBAL", (False, name))
+        self._append(Instr("LOAD_GLOBAL", (False, name), lineno=self.lineno), lambda: self.recorder.push(Name(name)))
 
     def load_attr(self, name: str) -> None:
-        self.instructions.append(compat.load_attr(name))
+        self._append(compat.load_attr(name), lambda: self.recorder.push(Attr(self.recorder.pop(), name)))
 
     def load_const(self, value) -> None:
-        self.emit("LOAD_CONST", value)
+        self._append(Instr("LOAD_CONST", value, lineno=self.lineno), lambda: self.recorder.push(Const(value)))
 
     def binary_subscr(self) -> None:
         self.emit("BINARY_SUBSCR")
@@ -57,15 +99,21 @@ class TransformedCodeBuilder:
 
     def build(self, container_type: type, count: int) -> None:
         opname = {tuple: "BUILD_TUPLE", list: "BUILD_LIST", dict: "BUILD_MAP"}[container_type]
-        self.emit(opname, count)
+        width = 2 * count if container_type is dict else count
+        self._append(Instr(opname, count, lineno=self.lineno),
+                     lambda: self.recorder.push(Build(container_type, self.recorder.pop_many(width))))
 
     def call_const(self, fn, emit_args, nargs: int) -> None:
         """Call the constant ``fn`` with the ``nargs`` values that ``emit_args()`` pushes."""
+        self._record_appended()
         start = len(self.instructions)
         emit_args()
+        self._record_appended()
         arg_instructions = self.instructions[start:]
         del self.instructions[start:]
         self.instructions.extend(compat.call_const(fn, arg_instructions, nargs))
+        self._recorded = len(self.instructions)
+        self._record(lambda: self.recorder.call(fn, nargs))
 
     def load_graph_value(self, variable) -> None:
         self._load_output(variable.node)
@@ -97,6 +145,7 @@ class TransformedCodeBuilder:
         once, so a list returned twice, kept in two locals or passed to a resume
         function is one list, as in the eager run.
         """
+        self.begin("rebuild")
         order, state, pending = [], {}, [(v, False) for v in reversed(list(variables))]
         while pending:
             variable, children_done = pending.pop()
@@ -138,6 +187,8 @@ class TransformedCodeBuilder:
 
     # -- the whole frame -------------------------------------------------------------------------
     def emit_graph_call(self, compiled_graph, input_variables) -> None:
+        self.begin("graph")
+
         def load_inputs():
             for variable in input_variables:
                 variable.source.reconstruct(self)
@@ -146,10 +197,12 @@ class TransformedCodeBuilder:
         self.store_fast(GRAPH_OUT)
 
     def emit_return(self, variable) -> None:
+        self.begin("return")
         self.reconstruct(variable)
         self.emit("RETURN_VALUE")
 
     def build_function(self, f_globals: dict) -> types.FunctionType:
+        self._record_appended()
         code = Bytecode([Instr("RESUME", 0, lineno=self.lineno), *self.instructions])
         code.argnames = list(self.argnames)
         code.argcount = len(self.argnames)

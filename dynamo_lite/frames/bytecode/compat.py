@@ -13,6 +13,7 @@ from __future__ import annotations
 import dis
 import inspect
 import opcode
+import operator
 from dataclasses import dataclass
 
 from bytecode import FreeVar, Instr
@@ -215,3 +216,17 @@ CALL_COMPANIONS = _available(("KW_NAMES", "PRECALL"))
 
 #: 3.13's conditional jumps need an exact bool: TO_BOOL converts the tested value first.
 BRANCH_NEEDS_TO_BOOL = has_opcode("TO_BOOL")
+
+#: BINARY_OP's argument -> (its symbol, the operator it applies). CPython's NB_* order, the
+#: same in 3.11-3.13: the plain operators, then their in-place forms (a test checks this
+#: table against compiled code).
+BINARY_OPERATORS = dict(enumerate((
+        ("+", operator.add), ("&", operator.and_), ("//", operator.floordiv), ("<<", operator.lshift),
+        ("@", operator.matmul), ("*", operator.mul), ("%", operator.mod), ("|", operator.or_),
+        ("**", operator.pow), (">>", operator.rshift), ("-", operator.sub), ("/", operator.truediv),
+        ("^", operator.xor),
+        ("+=", operator.iadd), ("&=", operator.iand), ("//=", operator.ifloordiv), ("<<=", operator.ilshift),
+        ("@=", operator.imatmul), ("*=", operator.imul), ("%=", operator.imod), ("|=", operator.ior),
+        ("**=", operator.ipow), (">>=", operator.irshift), ("-=", operator.isub), ("/=", operator.itruediv),
+        ("^=", operator.ixor),
+)))

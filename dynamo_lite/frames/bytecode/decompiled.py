@@ -1,12 +1,9 @@
-"""The rewritten code of a frame as readable Python source (the emitter's vocabulary read back).
+"""The rewritten code of a frame as readable Python source, written from the emitter's steps.
 
-The transformed code the emitter builds is made of a small vocabulary: load locals,
-globals, attributes and constants, subscript, build containers, call a constant (a
-compiled graph, a resume function), store temporaries, replay stores, run one original
-instruction eagerly, branch once, return. Each of those instructions has a Python
-spelling; this module reads the emitted instruction list with an expression stack and
-writes one statement per store, eager call and return. It is not a general decompiler:
-an instruction outside the vocabulary makes ``render`` say so in a comment.
+The builder of the transformed code records what it emits as steps (NOTE: [emitted
+steps] in steps.py): the graph call, values rebuilt once, side effects replayed, the
+break's eager work and the resume call, the return. This module spells each step as one
+Python statement; nothing is read back from the finished instructions.
 
 Constants that have no literal spelling (compiled graphs, resume functions, helpers) are
 named (``__compiled_graph_0``, ``__resume_at_66_f``) and returned as bindings, so that
@@ -15,24 +12,13 @@ rewritten code does.
 """
 from __future__ import annotations
 
-import ast
-import dis
 import keyword
 import types
 from dataclasses import dataclass, field
 
-from bytecode import Bytecode, Compare, Instr, Label
+from .steps import Attr, Build, Call, Const, Item, Name, Operation
 
-NULL = object()  # the NULL slot of a call (never spelled)
-_BINARY = {i: symbol for i, (_, symbol) in enumerate(dis._nb_ops)} if hasattr(dis, "_nb_ops") else {}
-_COMPARE = {"LT": "<", "LE": "<=", "EQ": "==", "NE": "!=", "GT": ">", "GE": ">="}  # 3.13 adds *_CAST spellings
-# How a conditional jump's test reads when the jump is taken.
-_JUMP_TEST = {"TRUE": "{}", "FALSE": "not {}", "NONE": "{} is None", "NOT_NONE": "{} is not None"}
-_IGNORED = {"RESUME", "NOP", "PRECALL", "CACHE", "TO_BOOL", "EXTENDED_ARG", "COPY_FREE_VARS", "MAKE_CELL"}
-
-
-class NotInVocabulary(Exception):
-    """An instruction the emitter does not use (the view cannot spell it)."""
+_PHASE_COMMENTS = {"rebuild": "values rebuilt once, before the replay", "replay": "side effects replayed"}
 
 
 @dataclass
@@ -48,181 +34,134 @@ class Rewritten:
     bindings: dict = field(default_factory=dict)
 
 
-class _Reader:
-    def __init__(self, code, break_lines: dict):
-        self.code, self.break_lines = code, break_lines
+class _Speller:
+    """Spells expressions, naming the constants it meets (``bindings``)."""
+
+    def __init__(self):
         self.bindings: dict = {}
         self.named: dict = {}  # id(constant) -> its name
-        self.copies = 0
+        self.graphs = 0
 
-    # -- constants ---------------------------------------------------------------------------
     def constant(self, value) -> str:
         if _is_literal(value):
             return repr(value)
         name = self.named.get(id(value))
         if name is None:
-            name = _binding_name(value, sum(n.startswith("__compiled_graph") for n in self.bindings))
+            name = _binding_name(value, self.graphs)
+            self.graphs += name.startswith("__compiled_graph")
             while name in self.bindings:
                 name += "_"
             self.named[id(value)] = name
             self.bindings[name] = value
         return name
 
-    # -- blocks ------------------------------------------------------------------------------
-    def block(self, instructions: list, start: int, stack: list, indent: str) -> list:
-        """Statements of ``instructions[start:]`` up to and including a return."""
-        lines, pending_kw, seen_lines = [], (), set()
+    def spell(self, expression) -> str:
+        return _SPELLINGS[type(expression)](self, expression)
 
-        def statement(text):  # a break is noted once, on the first statement running its line
-            line = next((n for n in sorted(seen_lines) if n in self.break_lines), None)
-            note = self.break_lines.pop(line, "")
-            lines.append(indent + text + (f"  # graph break: {note}" if note else ""))
-            seen_lines.clear()
+    def operand(self, expression) -> str:
+        """``expression`` safe to put before ``.attr``, ``[key]`` or ``(args)``."""
+        text = self.spell(expression)
+        return text if not isinstance(expression, Const) or text.isidentifier() else f"({text})"
 
-        index = start
-        while index < len(instructions):
-            ins = instructions[index]
-            index += 1
-            if isinstance(ins, Label):
-                continue
-            if ins.lineno is not None and ins.lineno != self.code.co_firstlineno:
-                seen_lines.add(ins.lineno)
-            name, arg = ins.name, ins.arg
-            if name in _IGNORED:
-                continue
-            if name == "PUSH_NULL":
-                stack.append(NULL)
-            elif name == "LOAD_CONST":
-                stack.append(self.constant(arg))
-            elif name == "RETURN_CONST":
-                statement(f"return {self.constant(arg)}")
-                return lines
-            elif name in ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_NAME"):
-                stack.append(arg if isinstance(arg, str) else arg.name)
-            elif name == "LOAD_GLOBAL":
-                with_null, global_name = arg if isinstance(arg, tuple) else (False, arg)
-                stack.append(global_name)
-                if with_null:
-                    stack.append(NULL)
-            elif name in ("LOAD_ATTR", "LOAD_METHOD"):
-                method, attr = arg if isinstance(arg, tuple) else (name == "LOAD_METHOD", arg)
-                stack.append(f"{_operand(stack.pop())}.{attr}")
-                if method:
-                    stack.append(NULL)
-            elif name == "STORE_FAST" or name == "STORE_DEREF":
-                statement(f"{arg if isinstance(arg, str) else arg.name} = {stack.pop()}")
-            elif name == "BINARY_SUBSCR":
-                key, container = stack.pop(), stack.pop()
-                stack.append(f"{_operand(container)}[{key}]")
-            elif name in ("BUILD_TUPLE", "BUILD_LIST"):
-                items = _pop(stack, arg)
-                text = ", ".join(items)
-                stack.append(f"({text},)" if name == "BUILD_TUPLE" and arg == 1 else
-                             f"({text})" if name == "BUILD_TUPLE" else f"[{text}]")
-            elif name == "BUILD_MAP":
-                items = _pop(stack, 2 * arg)
-                stack.append("{" + ", ".join(f"{k}: {v}" for k, v in zip(items[::2], items[1::2])) + "}")
-            elif name == "KW_NAMES":
-                pending_kw = self.code.co_consts[arg] if isinstance(arg, int) else arg
-            elif name in ("CALL", "CALL_KW"):
-                if name == "CALL_KW":
-                    pending_kw = ast.literal_eval(stack.pop())
-                arguments = _pop(stack, arg)
-                upper, lower = stack.pop(), stack.pop()
-                callee, receiver = (lower, upper) if upper is NULL else (upper, lower) if lower is NULL else (lower, upper)
-                if receiver is not NULL:
-                    arguments.insert(0, receiver)
-                split = len(arguments) - len(pending_kw)
-                spelled = arguments[:split] + [f"{k}={v}" for k, v in zip(pending_kw, arguments[split:])]
-                stack.append(f"{_operand(callee)}({', '.join(spelled)})")
-                pending_kw = ()
-            elif name == "CALL_FUNCTION_EX":
-                kwargs = stack.pop() if arg & 1 else None
-                args = stack.pop()
-                callee = [s for s in (stack.pop(), stack.pop()) if s is not NULL][0]
-                spelled = [f"*{_operand(args)}"] + ([f"**{_operand(kwargs)}"] if kwargs else [])
-                stack.append(f"{_operand(callee)}({', '.join(spelled)})")
-            elif name == "BINARY_OP":
-                right, left = stack.pop(), stack.pop()
-                stack.append(f"({left} {_BINARY[int(arg)]} {right})")
-            elif name == "COMPARE_OP":
-                right, left = stack.pop(), stack.pop()
-                stack.append(f"({left} {_COMPARE[Compare(arg).name.removesuffix('_CAST')]} {right})")
-            elif name == "POP_TOP":
-                value = stack.pop()
-                if value is not NULL:
-                    statement(value)
-            elif name == "COPY":
-                value = stack[-arg]
-                if value is not NULL and not value.isidentifier():
-                    self.copies += 1
-                    statement(f"__dl_copy{self.copies} = {value}")
-                    value = stack[-arg] = f"__dl_copy{self.copies}"
-                stack.append(value)
-            elif name == "SWAP":
-                stack[-1], stack[-arg] = stack[-arg], stack[-1]
-            elif name == "STORE_ATTR":
-                owner, value = stack.pop(), stack.pop()
-                statement(f"{_operand(owner)}.{arg} = {value}")
-            elif name == "STORE_SUBSCR":
-                key, container, value = stack.pop(), stack.pop(), stack.pop()
-                statement(f"{_operand(container)}[{key}] = {value}")
-            elif name == "DELETE_SUBSCR":
-                key, container = stack.pop(), stack.pop()
-                statement(f"del {_operand(container)}[{key}]")
-            elif name == "DELETE_ATTR":
-                statement(f"del {_operand(stack.pop())}.{arg}")
-            elif name == "RETURN_VALUE":
-                statement(f"return {stack.pop()}")
-                return lines
-            elif name == "RAISE_VARARGS":
-                statement("raise" if arg == 0 else f"raise {_pop(stack, arg)[0]}")
-                return lines
-            elif name.startswith("POP_JUMP_") and isinstance(arg, Label):
-                test = name.rpartition("_IF_")[2]
-                condition = stack.pop()
-                statement(f"if {_JUMP_TEST[test].format(_operand(condition))}:")
-                lines += self.block(instructions, instructions.index(arg), list(stack), indent + "    ")
-            else:
-                raise NotInVocabulary(name)
-        return lines
+    def key(self, expression) -> str:
+        value = getattr(expression, "value", None)
+        if isinstance(expression, Const) and type(value) is slice and all(map(_is_literal, (value.start, value.stop, value.step))):
+            parts = ["" if part is None else repr(part) for part in (value.start, value.stop, value.step)]
+            return ":".join(parts[:2] if value.step is None else parts)
+        return self.spell(expression)
+
+    def call(self, call: Call) -> str:
+        arguments = [self.spell(a) for a in call.args] + [f"{k}={self.spell(v)}" for k, v in call.keywords]
+        if call.star is not None:
+            arguments.append(f"*{self.operand(call.star)}")
+        if call.double_star is not None:
+            arguments.append(f"**{self.operand(call.double_star)}")
+        return f"{self.operand(call.fn)}({', '.join(arguments)})"
+
+    def build(self, build: Build) -> str:
+        items = [self.spell(item) for item in build.items]
+        if build.kind is dict:
+            return "{" + ", ".join(f"{k}: {v}" for k, v in zip(items[::2], items[1::2])) + "}"
+        if build.kind is set:
+            return "{" + ", ".join(items) + "}" if items else "set()"
+        if build.kind is list:
+            return f"[{', '.join(items)}]"
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
-def render(code: types.CodeType, break_reasons=()) -> Rewritten:
-    """The Python spelling of the transformed ``code``.
+_SPELLINGS = {
+    Name: lambda speller, e: e.id,
+    Const: lambda speller, e: speller.constant(e.value),
+    Attr: lambda speller, e: f"{speller.operand(e.base)}.{e.attr}",
+    Item: lambda speller, e: f"{speller.operand(e.base)}[{speller.key(e.key)}]",
+    Build: _Speller.build,
+    Call: _Speller.call,
+    Operation: lambda speller, e: "(" + e.template.format(*(speller.spell(o) for o in e.operands)) + ")",
+}
+
+# Step kind -> its statement (a branch is spelled by _statements itself).
+_STATEMENTS = {
+    "assign": lambda s, step: f"{s.spell(step.target)} = {s.spell(step.value)}",
+    "assign_global": lambda s, step: f"{s.spell(step.target)} = {s.spell(step.value)}",
+    "delete": lambda s, step: f"del {s.spell(step.target)}",
+    "evaluate": lambda s, step: s.spell(step.value),
+    "return": lambda s, step: f"return {s.spell(step.value)}",
+    "branch": lambda s, step: f"if {step.test.format(s.operand(step.value))}:",
+}
+
+
+def _statements(speller: _Speller, steps: list, indent: str, notes: dict) -> list:
+    """The lines of ``steps``; ``notes['break']`` goes on the first statement of the break."""
+    lines, phase = [], None
+    for step in steps:
+        if step.phase != phase and step.phase in _PHASE_COMMENTS:
+            lines.append(f"{indent}# {_PHASE_COMMENTS[step.phase]}")
+        phase = step.phase
+        text = indent + _STATEMENTS[step.kind](speller, step)
+        note = notes.pop("break", None) if step.phase == "break" else None
+        lines.append(text + (f"  # graph break: {note}" if note else ""))
+        if step.kind == "branch":
+            lines += _statements(speller, step.taken, indent + "    ", notes)
+    return lines
+
+
+def _globals_assigned(steps: list) -> list:
+    names, pending = [], list(steps)
+    while pending:
+        step = pending.pop(0)
+        if step.kind == "assign_global" and step.target.id not in names:
+            names.append(step.target.id)
+        pending.extend(step.taken)
+    return names
+
+
+def render(code: types.CodeType, emitted, break_reasons=()) -> Rewritten:
+    """The Python spelling of the transformed ``code`` from the steps that emitted it.
 
     Args:
-        code: a transformed code object (``TranslationReport.transformed_code``).
-        break_reasons: the translation's BreakReasons; the statement running a break's
-            line eagerly is annotated with its reason and ``file:line``.
+        code: a transformed code object (``TranslationReport.transformed_code``): its name
+            and arguments make the ``def`` line.
+        emitted: the steps its builder recorded (``TranslationReport.emitted``).
+        break_reasons: the translation's BreakReasons; the first statement of the break's
+            eager work (or its resume call) is annotated with the reason and ``file:line``.
 
     Example:
-        >>> view = render(report.transformed_code, report.break_reasons)
+        >>> view = render(report.transformed_code, report.emitted, report.break_reasons)
         >>> exec(view.source, {**fn.__globals__, **view.bindings})
     """
-    break_lines = {r.lineno: f"{r.reason} ({r.filename}:{r.lineno})" for r in break_reasons if r.lineno}
-    reader = _Reader(code, break_lines)
     name = code.co_name if code.co_name.isidentifier() and not keyword.iskeyword(code.co_name) else "rewritten"
+    if emitted is None or emitted.failure is not None:
+        why = emitted.failure if emitted is not None else "no steps were recorded"
+        return Rewritten(f"# the rewritten code of {name} cannot be spelled as Python ({why})\n")
     arguments = ", ".join(code.co_varnames[:code.co_argcount])
     header = f"def {name}({arguments}):  # rewritten by dynamo_lite: {getattr(code, 'co_qualname', code.co_name)}"
-    try:
-        body = reader.block(list(Bytecode.from_code(code)), 0, [], "    ")
-    except NotInVocabulary as exc:
-        return Rewritten(f"# the rewritten code of {code.co_name} uses {exc}, which this view cannot spell\n")
-    return Rewritten("\n".join([header, *body]) + "\n", reader.bindings)
-
-
-def _pop(stack: list, count: int) -> list:
-    items = stack[len(stack) - count:] if count else []
-    del stack[len(stack) - count:]
-    return items
-
-
-def _operand(text: str) -> str:
-    """``text`` safe to put before ``.attr``, ``[key]`` or ``(args)``."""
-    if text.isidentifier() or text[-1:] in ")]" or "." in text and text.replace(".", "").isidentifier():
-        return text
-    return f"({text})"
+    notes = {"break": f"{r.reason} ({r.filename}:{r.lineno})" for r in break_reasons[:1] if r.lineno}
+    speller = _Speller()
+    body = _statements(speller, emitted.steps, "    ", notes)
+    declared = _globals_assigned(emitted.steps)
+    if declared:
+        body.insert(0, f"    global {', '.join(declared)}")
+    return Rewritten("\n".join([header, *body]) + "\n", speller.bindings)
 
 
 def _is_literal(value) -> bool:
@@ -235,11 +174,9 @@ def _is_literal(value) -> bool:
 
 def _binding_name(value, graphs: int) -> str:
     """``__resume_at_66_f`` for a function, ``__compiled_graph_<graphs>`` for a graph ..."""
-    name = getattr(value, "__name__", None)
-    if isinstance(value, types.FunctionType) and name and name.isidentifier():
-        return name if name.startswith("__") else f"__{name}"
     if hasattr(value, "graph_module"):  # a compiled graph (AutogradAwareGraph)
         return f"__compiled_graph_{graphs}"
-    if isinstance(value, type):
-        return f"__{value.__name__}"
+    name = getattr(value, "__name__", None)
+    if isinstance(name, str) and name.isidentifier():  # functions, builtins, classes
+        return name if name.startswith("__") else f"__{name}"
     return f"__const_{id(value):x}"

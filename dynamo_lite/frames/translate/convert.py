@@ -113,10 +113,12 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
     try:
         graphs = _emit_graph(builder, output, request, live)
         builder.materialize(live + output.side_effects.values())
+        builder.begin("replay")
         output.side_effects.replay(builder)
         if plan is None:
             builder.emit_return(returned)
         else:
+            builder.begin("break")
             plan.emit(builder, request.hook)
     except Unsupported as exc:
         if plan is None:
@@ -132,6 +134,7 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
         guard_code=compiled_guards.source_code,
         original_code=code,
         transformed_code=run.__code__,
+        emitted=builder.emitted,
         compile_time_s=time.perf_counter() - started,
         break_reasons=break_reasons,
         resume_codes=[(c, resume_functions.origins[c]) for c in (plan.resume_codes if plan else ())],

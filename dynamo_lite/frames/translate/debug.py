@@ -46,7 +46,7 @@ def with_diffs(report: TranslationReport) -> TranslationReport:
             {"name": code.co_name, "offset": origin.offset, "diff": bytecode_diff(origin.code, code)}
             for code, origin in report.resume_codes
         ]
-        report.rewritten = render_python(report.transformed_code, report.break_reasons)
+        report.rewritten = render_python(report.transformed_code, report.emitted, report.break_reasons)
     return report
 
 

@@ -1,27 +1,17 @@
 """BINARY_OP, COMPARE_OP, unary operators, subscripts and slices."""
 from __future__ import annotations
 
-import dis
 import operator
 
+from ...bytecode import compat
 from ...errors import Unsupported
 from ...tracing.variables.base import ConstantVariable
 from ...tracing.variables.containers import BaseListVariable
 from ...tracing.variables.tensor import TensorVariable, TracedCallableVariable
 from .registry import handles
 
-#: BINARY_OP's argument -> operator, from the interpreter's own table of symbols.
-_SYMBOLS = {
-    "+": operator.add, "&": operator.and_, "//": operator.floordiv, "<<": operator.lshift,
-    "@": operator.matmul, "*": operator.mul, "%": operator.mod, "|": operator.or_,
-    "**": operator.pow, ">>": operator.rshift, "-": operator.sub, "/": operator.truediv,
-    "^": operator.xor,
-    "+=": operator.iadd, "&=": operator.iand, "//=": operator.ifloordiv, "<<=": operator.ilshift,
-    "@=": operator.imatmul, "*=": operator.imul, "%=": operator.imod, "|=": operator.ior,
-    "**=": operator.ipow, ">>=": operator.irshift, "-=": operator.isub, "/=": operator.itruediv,
-    "^=": operator.ixor,
-}
-BINARY_OPS = {index: _SYMBOLS[symbol] for index, (_, symbol) in enumerate(dis._nb_ops)}
+#: BINARY_OP's argument -> operator.
+BINARY_OPS = {index: function for index, (_, function) in compat.BINARY_OPERATORS.items()}
 
 COMPARE_OPS = {
     "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,

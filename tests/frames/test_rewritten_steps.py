@@ -1,0 +1,162 @@
+"""The rewritten code as Python, written from the emitter's steps: each view compiles and,
+run with the compiled graphs and resume functions bound, does what the original does."""
+import dis
+
+import numpy as np
+import pytest
+
+import dynamo_lite as dl
+from dynamo_lite.frames.bytecode import compat
+from dynamo_lite.frames.bytecode.decompiled import render
+from dynamo_lite.frames.bytecode.steps import StepRecorder
+from tests.helpers import run_rewritten
+
+LAST_SEEN = None
+
+
+def compares_numpy_scalars(x, a, b):
+    y = x * 2
+    smaller = a < b  # NumPy's bool is not traced: the comparison runs eagerly
+    return y + 1, smaller
+
+
+def prints_with_keywords(x):
+    y = x + 1
+    print("value", end="!\n", sep=",")
+    return y * 2
+
+
+def prints_unpacked(x, args, opts):
+    y = x - 1
+    print(*args, **opts)
+    return y.sum()
+
+
+def try_block_then_break(x):
+    try:
+        y = x.exp()
+    except ValueError:
+        y = x
+    print("after the try")
+    return y + 1
+
+
+def break_inside_try(x):
+    y = x * 3
+    try:
+        print("inside the try")
+        y = y + 1
+    except RuntimeError:
+        y = y - 1
+    return y
+
+
+class Box:
+    value = None
+
+
+def replays_side_effects(x, box, items):
+    global LAST_SEEN
+    y = x.cos()
+    box.value = y
+    items.append(3)
+    LAST_SEEN = "set by the frame"
+    del items[0]
+    print("effects so far", len(items))
+    return y * 2
+
+
+def multiplies_numpy_scalars(x, a):
+    scaled = a * a  # NumPy's float64 is not traced: the product runs eagerly
+    return x + 1, scaled
+
+
+def check_view(fn, *args):
+    """Explain ``fn(*args)``, run the view of every frame and compare with the original
+    (result and printed output); returns the views."""
+    out = dl.explain(fn)(*args)
+    assert out.graph_count >= 1 and out.frames, "nothing was compiled"
+    views = out.rewritten_source
+    for source in views.values():
+        assert "cannot be spelled" not in source
+        compile(source, "<rewritten>", "exec")
+    return out, views
+
+
+def same_values(a, b):
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b)
+        for left, right in zip(a, b):
+            same_values(left, right)
+    elif isinstance(a, dl.Tensor):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    else:
+        assert type(a) is type(b) and a == b
+
+
+@pytest.mark.parametrize("fn, make_args, spelled", [
+    (compares_numpy_scalars, lambda: (dl.ones(3), np.float64(1.0), np.float64(2.0)), "(__dl_tmp0 < __dl_tmp1)"),
+    (prints_with_keywords, lambda: (dl.ones(3),), "('value', end='!\\n', sep=',')"),
+    (prints_unpacked, lambda: (dl.ones(3), ("a", 1), {"sep": "-"}), "(*__dl_tmp1, **__dl_tmp2)"),
+    (try_block_then_break, lambda: (dl.ones(3),), "('after the try')"),
+    (multiplies_numpy_scalars, lambda: (dl.ones(3), np.float64(3.0)), "(__dl_tmp0 * __dl_tmp0)"),
+])
+def test_the_view_of_an_eager_instruction_runs_like_the_original(fn, make_args, spelled, capsys):
+    out, views = check_view(fn, *make_args())
+    assert out.graph_break_count == 1
+    assert spelled in views[fn.__name__] and "# graph break: " in views[fn.__name__]
+    printed_by_explain = capsys.readouterr().out
+    same_values(run_rewritten(out, fn, *make_args()), fn(*make_args()))
+    printed = capsys.readouterr().out
+    assert printed == 2 * printed_by_explain  # the view printed what the original did
+
+
+def test_the_view_replays_side_effects_in_order(capsys):
+    global LAST_SEEN
+    boxes, lists = [Box(), Box(), Box()], [[1, 2], [1, 2], [1, 2]]
+    out, views = check_view(replays_side_effects, dl.ones(2), boxes[0], lists[0])
+    first = views["replays_side_effects"]
+    assert "    global LAST_SEEN" in first and "# side effects replayed" in first
+    assert ".value = __dl_graph_out[" in first and "LAST_SEEN = 'set by the frame'" in first
+    result = run_rewritten(out, replays_side_effects, dl.ones(2), boxes[1], lists[1])  # (globals: a copy)
+    expected = replays_side_effects(dl.ones(2), boxes[2], lists[2])
+    same_values(result, expected)
+    same_values(boxes[1].value, boxes[2].value)
+    assert lists[1] == lists[2] == lists[0] == [2, 3]
+    assert capsys.readouterr().out == "effects so far 2\n" * 3
+
+
+def test_a_break_inside_a_try_block_is_spelled_or_runs_eagerly(capsys):
+    out = dl.explain(break_inside_try)(dl.ones(2))
+    names = [f.name for f in out.frames]
+    assert names[0] == "break_inside_try"
+    views = out.rewritten_source
+    if "break_inside_try" in views:  # resumed inside the try: the view must run like the original
+        for source in views.values():
+            compile(source, "<rewritten>", "exec")
+        capsys.readouterr()
+        same_values(run_rewritten(out, break_inside_try, dl.ones(2)), break_inside_try(dl.ones(2)))
+        assert capsys.readouterr().out == "inside the try\n" * 2
+    else:  # the frame runs eagerly, and says so
+        assert out.frames[0].report.fallback_reason and "try" in out.frames[0].report.fallback_reason
+
+
+def test_the_binary_operator_table_matches_the_interpreter():
+    for index, (symbol, function) in compat.BINARY_OPERATORS.items():
+        statement = f"a {symbol} b" if symbol.endswith("=") else f"c = a {symbol} b"
+        code = compile(statement, "<op>", "exec")
+        assert [ins.arg for ins in dis.get_instructions(code) if ins.opname == "BINARY_OP"] == [index], symbol
+        if symbol.rstrip("=") != "@":  # (ints have no matrix product)
+            assert function(6, 3) == eval(f"6 {symbol.rstrip('=')} 3"), symbol
+
+
+def test_an_unknown_instruction_stops_the_view_not_the_compile():
+    recorder = StepRecorder()
+    with pytest.raises(KeyError):
+        recorder.instruction("YIELD_VALUE", None)
+    out = dl.explain(prints_with_keywords)(dl.ones(1))
+    report = out.frames[0].report
+    report.emitted.failure = "KeyError: 'YIELD_VALUE'"
+    view = render(report.transformed_code, report.emitted, report.break_reasons)
+    assert view.source.startswith("# the rewritten code of prints_with_keywords cannot be spelled as Python")
+    compile(view.source, "<rewritten>", "exec")
