@@ -137,21 +137,16 @@ def pixel_shuffle(input, upscale_factor: int):
         >>> F.pixel_shuffle(dl.randn(1, 8, 3, 3), 2).shape
         dl.Size([1, 2, 6, 6])
     """
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
-                           f"{input.dim()} dimension(s)")
+    _check_image_rank(input, "pixel_shuffle")
     r = upscale_factor
     if r <= 0:
         raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
-    *batch, channels, height, width = input.shape
+    channels, height, width = input.shape[-3:]
     if channels % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
                            f"upscale_factor, but input.size(-3)={channels} is not divisible by {r * r}")
-    batch = tuple(batch)
-    lead = len(batch)
-    blocks = input.reshape(batch + (channels // (r * r), r, r, height, width))
-    order = tuple(range(lead)) + tuple(lead + i for i in (0, 3, 1, 4, 2))
-    return blocks.permute(order).reshape(batch + (channels // (r * r), height * r, width * r))
+    return _permute_blocks(input, (channels // (r * r), r, r, height, width), (0, 3, 1, 4, 2),
+                           (channels // (r * r), height * r, width * r))
 
 
 def pixel_unshuffle(input, downscale_factor: int):
@@ -161,19 +156,29 @@ def pixel_unshuffle(input, downscale_factor: int):
         >>> F.pixel_unshuffle(dl.randn(1, 2, 6, 6), 2).shape
         dl.Size([1, 8, 3, 3])
     """
-    if input.dim() < 3:
-        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
-                           f"{input.dim()} dimension(s)")
+    _check_image_rank(input, "pixel_unshuffle")
     r = downscale_factor
-    *batch, channels, height, width = input.shape
+    channels, height, width = input.shape[-3:]
     if height % r or width % r:
         raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but got "
                            f"height={height}, width={width} and downscale_factor={r}")
-    batch = tuple(batch)
+    return _permute_blocks(input, (channels, height // r, r, width // r, r), (0, 2, 4, 1, 3),
+                           (channels * r * r, height // r, width // r))
+
+
+def _check_image_rank(input, name: str) -> None:
+    if input.dim() < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input with "
+                           f"{input.dim()} dimension(s)")
+
+
+def _permute_blocks(input, blocks: tuple, order: tuple, merged: tuple):
+    """Split the last three dims of ``input`` into the five ``blocks``, reorder those by
+    ``order`` and merge them into the three ``merged`` sizes (batch dims stay in front)."""
+    batch = tuple(input.shape[:-3])
     lead = len(batch)
-    blocks = input.reshape(batch + (channels, height // r, r, width // r, r))
-    order = tuple(range(lead)) + tuple(lead + i for i in (0, 2, 4, 1, 3))
-    return blocks.permute(order).reshape(batch + (channels * r * r, height // r, width // r))
+    permutation = tuple(range(lead)) + tuple(lead + i for i in order)
+    return input.reshape(batch + blocks).permute(permutation).reshape(batch + merged)
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):

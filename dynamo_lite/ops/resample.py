@@ -128,15 +128,22 @@ def im2col_kernel(xp, x, kernel_size, dilation, padding, stride, *, out):
     target = out[None] if x.ndim == 3 else out
     x = x[None] if x.ndim == 3 else x
     n, c, h, w = x.shape
-    kh, kw = kernel_size
-    bh = _blocks(h, kh, dilation[0], padding[0], stride[0])
-    bw = _blocks(w, kw, dilation[1], padding[1], stride[1])
-    padded = xp.zeros((n, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=x.dtype)
-    padded[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + w] = x
-    cols = target.reshape(n, c, kh, kw, bh, bw)
+    (bh, bw), padded, inner = _padded_grid(xp, x, (n, c, h, w), kernel_size, dilation, padding, stride)
+    padded[inner] = x
+    cols = target.reshape(n, c, *kernel_size, bh, bw)
     for i, j, window in _patch_windows(kernel_size, dilation, stride, (bh, bw)):
         cols[:, :, i, j] = padded[window]
     return out
+
+
+def _padded_grid(xp, x, image_shape: tuple, kernel_size, dilation, padding, stride):
+    """The blocks along H and W of an ``(N, C, H, W)`` image, a zero array of the padded
+    image (``x``'s dtype) and the index of the image inside it."""
+    n, c, h, w = image_shape
+    blocks = tuple(_blocks(size, k, d, p, s) for size, k, d, p, s in zip((h, w), kernel_size, dilation, padding, stride))
+    padded = xp.zeros((n, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=x.dtype)
+    inner = (slice(None), slice(None), slice(padding[0], padding[0] + h), slice(padding[1], padding[1] + w))
+    return blocks, padded, inner
 
 
 def col2im_meta(input, output_size, kernel_size, dilation, padding, stride):
@@ -164,14 +171,11 @@ def col2im_kernel(xp, x, output_size, kernel_size, dilation, padding, stride, *,
     target = out[None] if x.ndim == 2 else out
     x = x[None] if x.ndim == 2 else x
     n, c, h, w = target.shape
-    kh, kw = kernel_size
-    bh = _blocks(h, kh, dilation[0], padding[0], stride[0])
-    bw = _blocks(w, kw, dilation[1], padding[1], stride[1])
-    padded = xp.zeros((n, c, h + 2 * padding[0], w + 2 * padding[1]), dtype=x.dtype)
-    cols = x.reshape(n, c, kh, kw, bh, bw)
+    (bh, bw), padded, inner = _padded_grid(xp, x, (n, c, h, w), kernel_size, dilation, padding, stride)
+    cols = x.reshape(n, c, *kernel_size, bh, bw)
     for i, j, window in _patch_windows(kernel_size, dilation, stride, (bh, bw)):
         padded[window] += cols[:, :, i, j]
-    target[...] = padded[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + w]
+    target[...] = padded[inner]
     return out
 
 

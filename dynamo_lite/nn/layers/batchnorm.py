@@ -6,7 +6,7 @@ from ...tensor.dtype import int64
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ..parameter import Parameter
+from .normalization import add_affine
 
 
 class _NormBase(Module):
@@ -20,12 +20,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(ops.empty(num_features, device=device, dtype=dtype))
-            self.bias = Parameter(ops.empty(num_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        add_affine(self, (num_features,), affine, affine, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", ops.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", ops.ones(num_features, device=device, dtype=dtype))

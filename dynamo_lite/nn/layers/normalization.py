@@ -11,6 +11,22 @@ from ..module import Module
 from ..parameter import Parameter
 
 
+def _as_shape(normalized_shape) -> tuple:
+    """An int or a sequence of ints as a shape tuple."""
+    if isinstance(normalized_shape, numbers.Integral):
+        return (normalized_shape,)
+    return tuple(normalized_shape)
+
+
+def add_affine(module, shape: tuple, weight: bool, bias, device, dtype) -> None:
+    """Give ``module`` a ``weight`` of ones and a ``bias`` of zeros of ``shape``; a part not
+    learned is registered as None (``bias=None``: the module has no bias at all)."""
+    parts = (("weight", weight, init.ones_),) + ((("bias", bias, init.zeros_),) if bias is not None else ())
+    for name, learned, fill in parts:
+        value = Parameter(fill(dl.empty(shape, device=device, dtype=dtype))) if learned else None
+        module.register_parameter(name, value)
+
+
 class LayerNorm(Module):
     """Normalise over the last ``len(normalized_shape)`` dims, then scale and shift.
 
@@ -30,20 +46,10 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device=None, dtype=None):
         super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(dl.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(dl.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        add_affine(self, self.normalized_shape, elementwise_affine, elementwise_affine and bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -79,12 +85,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(init.ones_(dl.empty(num_channels, device=device, dtype=dtype)))
-            self.bias = Parameter(init.zeros_(dl.empty(num_channels, device=device, dtype=dtype)))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        add_affine(self, (num_channels,), affine, affine, device, dtype)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -107,15 +108,10 @@ class RMSNorm(Module):
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine: bool = True, device=None, dtype=None):
         super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        self.normalized_shape = _as_shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(init.ones_(dl.empty(self.normalized_shape, device=device, dtype=dtype)))
-        else:
-            self.register_parameter("weight", None)
+        add_affine(self, self.normalized_shape, elementwise_affine, None, device, dtype)
 
     def reset_parameters(self) -> None:
         if self.weight is not None:
