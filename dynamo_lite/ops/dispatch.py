@@ -45,6 +45,15 @@ class TracingState(threading.local):
 TRACING = TracingState()
 
 
+def is_tracing() -> bool:
+    """True while the compiler traces library code (ops are recorded, not run).
+
+    Library code that eager mode runs with Python numbers read from tensors (``.item()``)
+    asks this to keep those numbers as tensors in a graph (see optim/adam.py).
+    """
+    return TRACING.tracer is not None
+
+
 class AutogradHook:
     """Where ``dynamo_lite.autograd`` plugs in: ``record(op, args, kwargs)`` runs an op
     with a tensor argument that requires grad.

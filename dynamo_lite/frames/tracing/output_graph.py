@@ -132,6 +132,7 @@ class OutputGraph:
                 self.guards.add(source, G.TENSOR_MATCH, G.tensor_key(tensor))
             variable = TensorVariable(ProxyTensor.create(node, meta), source)
         node.meta["python_type"] = type(tensor)
+        variable.value = tensor
         self._by_tensor_id[id(tensor)] = variable
         self._keepalive.append(tensor)
         return variable

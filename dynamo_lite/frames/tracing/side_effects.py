@@ -55,6 +55,25 @@ class AttributeStore:
 
 
 @dataclass
+class ItemStore:
+    """``container[key] = value`` on a container from outside the frame whose key is not a
+    constant (a tensor-keyed dict: an optimizer's per-parameter state)."""
+
+    container: object
+    key: object
+    value: object
+
+    def replay(self, cg) -> None:
+        cg.reconstruct(self.value)
+        cg.reconstruct(self.container)
+        cg.reconstruct(self.key)
+        cg.emit("STORE_SUBSCR")
+
+    def variables(self) -> list:
+        return [self.container, self.key, self.value]
+
+
+@dataclass
 class GlobalStore:
     """``global name; name = value`` (``globals_source`` None: the frame's own globals)."""
 
@@ -215,6 +234,11 @@ class SideEffects:
         if target.source is None:
             raise Unsupported(f"assignment to attribute {name!r} of an object without a known origin")
         self._add(AttributeStore(target, name, value))
+
+    def store_item(self, container, key, value) -> None:
+        """``container[key] = value`` (see ItemStore); the container's state is journaled."""
+        self.journal_state(container)
+        self._add(ItemStore(container, key, value))
 
     def attribute(self, obj, name: str):
         """The value the frame stored into ``obj.name`` (DELETED after a del), or None."""

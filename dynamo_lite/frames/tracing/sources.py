@@ -169,3 +169,27 @@ class IteratorStateSource(Source):
         cg.load_const(self.part)
         cg.binary_subscr()
 
+
+
+@dataclass(eq=False)
+class TensorKeySource(Source):
+    """The value a dict keyed by tensors holds for the tensor at ``key`` (an optimizer's
+    ``state[param]``). Guards read it with ``.get``: a guard never inserts a key, even in a
+    defaultdict, and an absent key reads as None."""
+
+    base: Source
+    key: Source
+
+    def expr(self) -> str:
+        return f"{self.base.expr()}.get({self.key.expr()})"
+
+    def name(self) -> str:
+        return f"{self.base.name()}[{self.key.name()}]"
+
+    def constants(self) -> dict:
+        return {**self.base.constants(), **self.key.constants()}
+
+    def reconstruct(self, cg) -> None:
+        self.base.reconstruct(cg)
+        self.key.reconstruct(cg)
+        cg.binary_subscr()

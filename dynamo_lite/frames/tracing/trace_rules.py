@@ -26,6 +26,19 @@ _LIBRARY_DIRS = tuple(sorted({os.path.realpath(p) + os.sep for key in ("stdlib",
 _OWN_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
 
 
+#: dynamo_lite modules whose functions are never inlined: a call to one is a graph break
+#: (it runs eagerly, in program order), for the reason given.
+EAGER_MODULES = {
+    "dynamo_lite.optim.lr_scheduler": "an lr scheduler runs eagerly: it counts its steps in Python ints, which a "
+                                      "graph would take as constants (a recompile on every call)",
+}
+
+
+def eager_reason(fn) -> str | None:
+    """Why calls to ``fn`` run eagerly instead of being inlined (None: they are inlined)."""
+    return EAGER_MODULES.get(getattr(fn, "__module__", None))
+
+
 def rule_for_code(code) -> str:
     """INLINE for user code and dynamo_lite's own, OPAQUE for the standard library and
     installed packages (judged by where the code's file lives)."""

@@ -9,6 +9,7 @@ from ..errors import Unsupported, UserError
 from .exceptions import enter_handler, exception_handlers
 from .handlers import HANDLERS
 from ..bytecode.resume import indexed_instructions
+from ..tracing import trace_rules
 from ..tracing.sources import BuiltinSource, ConstSource, GlobalSource, ItemSource
 from ..tracing.variables import builder
 from ..tracing.variables.base import NULL, CellVariable, VariableTracker
@@ -192,6 +193,9 @@ class InstructionTranslator:
             raise self.unsupported(f"inlining deeper than {MAX_INLINE_DEPTH} calls (recursion?)")
         if code.co_flags & _UNSUPPORTED_FLAGS:
             raise self.unsupported(f"calling generator or coroutine function {code.co_name}")
+        eager = trace_rules.eager_reason(fn_var.fn) if fn_var.fn is not None else None
+        if eager is not None:
+            raise self.unsupported(eager)
         defaults, kwdefaults = fn_var.defaults(self)
         bound = bind_arguments(code, args, kwargs, defaults, kwdefaults)
         for cell in fn_var.closure_cells(self):

@@ -1,6 +1,7 @@
 """wrap(): turn a Python value read from a source into a variable, installing its guards."""
 from __future__ import annotations
 
+import collections
 import enum
 import functools
 import types
@@ -30,6 +31,7 @@ from .library import OpaqueCallableVariable
 from .classes import ClassVariable
 from .objects import NNModuleVariable, NoOpContextVariable, PythonModuleVariable, UserObjectVariable
 from .tensor import TensorVariable, TracedCallableVariable
+from .tensor_keyed import TensorKeyedDictVariable
 
 #: Library modules whose functions run directly on proxy tensors (their ops get recorded).
 TRACEABLE_MODULE_PREFIXES = ("dynamo_lite.ops", "dynamo_lite.tensor", "dynamo_lite.nn.functional")
@@ -116,6 +118,10 @@ def wrap(tx, value, source) -> VariableTracker:
         _guard(tx, source, G.DICT_KEYS, tuple(value))
         items = {k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()}
         return _remember(tx, value, DictVariable(items, source))
+    if type(value) is collections.defaultdict and source is not None and TensorKeyedDictVariable.accepts(value):
+        _guard(tx, source, G.TYPE_MATCH, collections.defaultdict)  # NOTE: [tensor-keyed state]
+        _guard(tx, AttrSource(source, "default_factory"), G.ID_MATCH, dict)
+        return _remember(tx, value, TensorKeyedDictVariable(value, source))
     if type(value) in _LIVE_ITERATOR_TYPES and source is not None:
         return _wrap_live_iterator(tx, value, source)
     return _wrap_object(tx, value, source)

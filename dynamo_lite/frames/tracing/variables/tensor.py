@@ -3,10 +3,14 @@ from __future__ import annotations
 
 from ...errors import Unsupported
 from .base import VariableTracker
+from .tensor_autograd import BREAKING_METHODS, autograd_attribute, call_autograd_method, store_grad
 
 
 class TensorVariable(VariableTracker):
     """A tensor in the graph: a ProxyTensor whose node produces it."""
+
+    #: The real tensor a variable read from the frame stands for (None: computed in the graph).
+    value = None
 
     def __init__(self, proxy, source=None):
         self.proxy = proxy
@@ -30,11 +34,19 @@ class TensorVariable(VariableTracker):
         return self.proxy
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name in BREAKING_METHODS:  # broken at the call, which then runs eagerly
+            return BreakingMethodVariable(self, name, None)
+        autograd = autograd_attribute(self, tx, name)  # NOTE: [autograd attributes in compiled frames]
+        if autograd is not None:
+            return autograd
         with tx.output.tracing(f"Tensor.{name}"):
             value = getattr(self.proxy, name)
         if callable(value) and hasattr(value, "__self__"):
             return TensorMethodVariable(self, name, value)
         return tx.wrap_traced(value)
+
+    def store_attribute(self, tx, name: str, value) -> None:
+        store_grad(self, tx, name, value)
 
     def unpack(self, tx) -> list:
         if not self.proxy.ndim:
@@ -105,3 +117,12 @@ class TensorMethodVariable(TracedCallableVariable):
 
     def children(self) -> list:
         return [self.tensor]
+
+
+class BreakingMethodVariable(TensorMethodVariable):
+    """A tensor method that only eager code may run (``loss.backward()``): calling it breaks
+    the graph at the call, which runs eagerly between the graphs before and after it
+    (see NOTE: [autograd attributes in compiled frames])."""
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return call_autograd_method(self.tensor, tx, self.name, args, kwargs)

@@ -9,6 +9,7 @@ from ...tracing.side_effects import DELETED
 from ...tracing.sources import ConstSource
 from ...tracing.variables.base import NULL, CellVariable, ConstantVariable
 from ...tracing.variables.objects import ObjectVariable, PythonModuleVariable
+from ...tracing.variables.tensor import TensorVariable
 from .registry import handles
 
 
@@ -121,7 +122,7 @@ def load_method(tx, ins):
 def store_attr(tx, ins):
     target = tx.pop()
     value = tx.pop()
-    if not isinstance(target, ObjectVariable) or isinstance(target.value, type):
+    if not isinstance(target, (ObjectVariable, TensorVariable)) or isinstance(target.value, type):
         raise Unsupported(f"assignment to attribute {ins.argval!r} of {target}")
     target.store_attribute(tx, ins.argval, value)
 

@@ -1,0 +1,163 @@
+"""dl.compile(train_step): forward, loss, backward(), optimizer.step(), zero_grad() equal eager, call after call."""
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+import pytest
+
+import dynamo_lite as dl
+from dynamo_lite import nn
+from tests.helpers import assert_compiled
+from tests.training.train_step_harness import cross_entropy, make_train_step, mse, run_against_eager
+
+BACKWARD_REASON = "backward() runs the autograd engine"
+
+
+def small_mlp():
+    dl.manual_seed(0)
+    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 4))
+
+
+def classification_batches(n=3):
+    dl.manual_seed(1)
+    return [(dl.randn(8, 6), dl.randint(0, 4, (8,))) for _ in range(n)]
+
+
+def regression_batches(n=3):
+    dl.manual_seed(2)
+    return [(dl.randn(8, 6), dl.randn(8, 4)) for _ in range(n)]
+
+
+OPTIMIZERS = {
+    "sgd": lambda params: dl.optim.SGD(params, lr=0.1),
+    "sgd_momentum": lambda params: dl.optim.SGD(params, lr=0.05, momentum=0.9, weight_decay=1e-3),
+    "sgd_nesterov": lambda params: dl.optim.SGD(params, lr=0.05, momentum=0.9, nesterov=True),
+    "adam": lambda params: dl.optim.Adam(params, lr=1e-2),
+    "adam_amsgrad_l2": lambda params: dl.optim.Adam(params, lr=1e-2, weight_decay=1e-2, amsgrad=True),
+    "adamw": lambda params: dl.optim.AdamW(params, lr=1e-2, weight_decay=0.1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_train_step_equals_eager_after_20_calls(name):
+    before, after = run_against_eager(small_mlp, OPTIMIZERS[name], cross_entropy, classification_batches(),
+                                      expect_breaks=1)
+    assert after.graph_count - before.graph_count >= 2  # the forward graph and the optimizer's graph
+
+
+@pytest.mark.parametrize("backend", ["numpy"])
+def test_train_step_on_a_codegen_backend(backend):
+    run_against_eager(small_mlp, OPTIMIZERS["adamw"], mse, regression_batches(), backend=backend, expect_breaks=1)
+
+
+def test_explain_names_the_one_break_and_traces_the_optimizer():
+    model = small_mlp()
+    opt = dl.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    step = make_train_step(model, opt, cross_entropy)
+    (x, y), = classification_batches(1)
+    step(x, y)  # the momentum buffers exist: the steady-state translation
+    out = dl.explain(step)(x, y)
+    assert [r.reason.split(" (")[0] for r in out.break_reasons] == [
+        "backward() runs the autograd engine"]
+    assert out.break_reasons[0].lineno is not None and "loss.backward()" in str(out.break_reasons[0])
+    assert out.graph_count == 2
+    ops = [str(op) for op in out.ops_per_graph[1]]
+    assert sum("add_" in op for op in ops) >= 4 and sum("mul_" in op for op in ops) == 4, ops
+
+
+@pytest.mark.parametrize("betas", [(0.9, 0.999), (0.9, 0.95), (0.5, 0.75)])
+def test_adam_bias_corrections_as_tensors_equal_the_python_numbers(monkeypatch, betas):
+    """The compiled Adam computes its step size from the step counter as float64 tensors
+    (NOTE: [Adam's step counter when compiled]): the doubles eager computes, up to the last
+    bits of NumPy's vectorized pow (far below float32 resolution, where they are used)."""
+    from dynamo_lite.optim import adam
+
+    lr = 3e-4
+    steps = [dl.tensor(float(s)) for s in range(1, 3001)]
+    eager = [adam.bias_corrections(s, lr, *betas) for s in steps]
+    monkeypatch.setattr(adam, "is_tracing", lambda: True)
+    traced = [adam.bias_corrections(s, lr, *betas) for s in steps]
+    assert all(type(a) is float for pair in eager for a in pair)
+    assert all(t.dtype == dl.float64 and t.ndim == 0 for pair in traced for t in pair)
+    mismatches = [(i + 1, e, t.item()) for i, (ep, tp) in enumerate(zip(eager, traced)) for e, t in zip(ep, tp)
+                  if abs(e - t.item()) > 1e-12 * abs(e)]
+    assert not mismatches, mismatches[:5]
+
+
+def test_zero_grad_first_then_backward_then_step():
+    """The other common order: the first graph's zero_grad side effects land before backward runs."""
+    def make(params):
+        return dl.optim.SGD(params, lr=0.1, momentum=0.5)
+
+    eager_model = small_mlp()
+    compiled_model = small_mlp()
+    eager_opt, compiled_opt = make(eager_model.parameters()), make(compiled_model.parameters())
+
+    def step_of(model, opt):
+        def train_step(x, y):
+            opt.zero_grad()
+            loss = cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return train_step
+
+    eager, compiled = step_of(eager_model, eager_opt), dl.compile(step_of(compiled_model, compiled_opt))
+    before = dl.stats()
+    for x, y in classification_batches(5) * 4:
+        assert eager(x, y).item() == pytest.approx(compiled(x, y).item(), rel=1e-6)
+    for pe, pc in zip(eager_model.parameters(), compiled_model.parameters()):
+        assert np.allclose(pe.detach().numpy(), pc.detach().numpy(), rtol=1e-5, atol=1e-6)
+        assert np.allclose(pe.grad.numpy(), pc.grad.numpy(), rtol=1e-5, atol=1e-6)
+    after = dl.stats()
+    # Two translations of the frame, each with its one break at backward(): the first call
+    # sees grads None, the later ones see the previous call's grads (a guard on p.grad); the
+    # optimizer's graph recompiles once, when the momentum buffers exist.
+    assert_compiled(before, after, expect_breaks=2)
+    assert sorted(f.reason.split(":")[0] for f in after.guard_failures[len(before.guard_failures):]) == [
+        "opt.param_groups[0]['params'][0].grad", "opt.state[opt.param_groups[0]['params'][0]]"]
+
+
+def test_zero_grad_keeping_tensors_and_a_frozen_parameter():
+    """zero_grad(set_to_none=False) zeroes the grads in place (inputs of the graph); a frozen
+    parameter keeps grad None (guarded as None)."""
+
+    def make_model():
+        model = small_mlp()
+        model[0].bias.requires_grad_(False)
+        return model
+
+    def make_opt(params):
+        opt = dl.optim.Adam(params, lr=1e-2)
+        opt.zero_grad = functools.partial(dl.optim.Optimizer.zero_grad, opt, set_to_none=False)
+        return opt
+
+    run_against_eager(make_model, make_opt, mse, regression_batches(), expect_breaks=1)
+
+
+def test_lr_scheduler_inside_the_step():
+    """scheduler.step() in the frame runs eagerly (a second break, after the optimizer's
+    graph); a new lr recompiles the optimizer's graph (the learning rate is a guarded constant)."""
+    before, after = run_against_eager(small_mlp, OPTIMIZERS["sgd_momentum"], cross_entropy, classification_batches(),
+                                      make_scheduler=lambda opt: dl.optim.lr_scheduler.StepLR(opt, 8, gamma=0.5),
+                                      expect_breaks=5)
+    # backward() once, and scheduler.step() in each of the 4 translations of the code after
+    # backward(): the first call, the one with momentum buffers, and one per new lr.
+    failures = [f.reason.split(":")[0] for f in after.guard_failures[len(before.guard_failures):]]
+    assert failures == ["optimizer.state[optimizer.param_groups[0]['params'][0]]",
+                        "optimizer.param_groups[0]['lr']", "optimizer.param_groups[0]['lr']"], failures
+
+
+def test_fullgraph_names_the_backward_call():
+    model = small_mlp()
+    opt = dl.optim.SGD(model.parameters(), lr=0.1)
+    step = dl.compile(make_train_step(model, opt, cross_entropy), fullgraph=True)
+    (x, y), = classification_batches(1)
+    with pytest.raises(dl.Unsupported) as info:
+        step(x, y)
+    message = str(info.value)
+    source, first = inspect.getsourcelines(make_train_step)
+    line = first + next(i for i, text in enumerate(source) if "loss.backward()" in text)
+    assert message.startswith(BACKWARD_REASON) and message.endswith(f"{inspect.getsourcefile(make_train_step)}:{line}")
