@@ -2,6 +2,7 @@
 
 Usage:
     dynamo-lite [demo] [--debug] [--backend NAME] [--workloads a,b] [--rounds N]
+    dynamo-lite demo --train [--steps N] [--tasks gpt,small_cnn] [--backend NAME] [--threads N] [--png FILE]
     dynamo-lite explain path/to/script.py[:function] [--backend NAME]
     dynamo-lite report path/to/script.py[:function] [-o report.html] [--backend NAME] [--graphviz]
 """
@@ -18,6 +19,7 @@ import types
 import numpy as np
 
 import dynamo_lite as dl
+from dynamo_lite.demo_train import TASKS, demo_train
 
 
 def load_zoo():
@@ -58,6 +60,8 @@ def check_against_eager(workload, compiled, model, inputs) -> str:
 def demo(args) -> int:
     """Compile every zoo workload with the best backend, check it against eager, time both."""
     models, timing = load_zoo()
+    if args.train:
+        return demo_train(models, args.steps, args.backend, args.tasks.split(","), args.png, args.threads)
     names = args.workloads.split(",") if args.workloads else list(models.WORKLOADS)
     unknown = [n for n in names if n not in models.WORKLOADS]
     if unknown:
@@ -231,6 +235,13 @@ def _demo_options(parser) -> None:
     parser.add_argument("--backend", default="auto", help="backend name (default: auto, the best for the device)")
     parser.add_argument("--workloads", default="", help="comma-separated workload names (default: all)")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (default: 7)")
+    parser.add_argument("--train", action="store_true",
+                        help="train the GPT-style model and a small CNN eagerly and compiled, side by side")
+    parser.add_argument("--steps", type=int, default=300, help="training steps per run with --train (default: 300)")
+    parser.add_argument("--tasks", default=",".join(TASKS), help=f"with --train: which models (default: {','.join(TASKS)})")
+    parser.add_argument("--threads", type=int, default=1, help="with --train: BLAS/kernel threads (default: 1)")
+    parser.add_argument("--png", default=None, help="with --train: also plot the loss curves to this PNG file "
+                                                     "(only if matplotlib is installed)")
 
 
 def main(argv=None) -> int:

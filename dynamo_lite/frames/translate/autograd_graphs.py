@@ -58,10 +58,24 @@ class AutogradAwareGraph:
         return self.compiled(*inputs)
 
 
+class GradOffGraph:
+    """A compiled graph whose every op was traced with grad off: it runs with grad off."""
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+
+    def __call__(self, *inputs):
+        with set_grad_enabled(False):
+            return self.compiled(*inputs)
+
+
 def autograd_aware(compiled, graph_module, traced_with_grad: bool):
     """``compiled``, wrapped when autograd could need to record the graph's ops."""
-    has_blocks = any(node.meta.get("grad_enabled") is not None for node in graph_module.graph.nodes)
-    if not traced_with_grad and not has_blocks:
+    modes = [node.meta.get("grad_enabled", traced_with_grad) for node in graph_module.graph.nodes
+             if node.op in ("call_function", "call_method")]
+    if not traced_with_grad and all(mode is False for mode in modes):
         return compiled
+    if not any(mode is None or mode for mode in modes):
+        return GradOffGraph(compiled)  # an optimizer's step: every op runs with grad off
     attributes = [v for v in graph_module._attributes.values() if isinstance(v, Tensor)]
     return AutogradAwareGraph(compiled, graph_module, attributes)
