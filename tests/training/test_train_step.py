@@ -161,3 +161,25 @@ def test_fullgraph_names_the_backward_call():
     source, first = inspect.getsourcelines(make_train_step)
     line = first + next(i for i, text in enumerate(source) if "loss.backward()" in text)
     assert message.startswith(BACKWARD_REASON) and message.endswith(f"{inspect.getsourcefile(make_train_step)}:{line}")
+
+
+def test_autograd_flags_of_frame_tensors_are_guarded_constants():
+    """x.requires_grad of an argument is traced (a guarded constant); after an in-place op
+    with grad on (which gives x history) reading it breaks, and eager answers."""
+
+    def flags(x, w):
+        before = x.requires_grad, x.is_leaf, x.grad_fn is None
+        y = x * 2
+        x.add_(w)
+        return before, y, x.requires_grad
+
+    w = dl.ones(3, requires_grad=True)
+    eager = flags(dl.zeros(3), w)
+    before = dl.stats()
+    compiled = dl.compile(flags)(dl.zeros(3), w)
+    after = dl.stats()
+    assert compiled[0] == eager[0] == (False, True, True) and compiled[2] is eager[2] is True
+    assert np.array_equal(compiled[1].numpy(), eager[1].numpy())
+    assert after.graph_count > before.graph_count and after.graph_breaks - before.graph_breaks == 1
+    # The code after the break reads the history x now has: it runs eagerly.
+    assert ["grad_fn" in f.reason for f in after.fallbacks[len(before.fallbacks):]] == [True]

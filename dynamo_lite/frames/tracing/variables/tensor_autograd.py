@@ -51,9 +51,18 @@ def _read_grad(variable, tx):
     return tx.output.wrap_tensor(grad, source, is_input=True)
 
 
+def _unwritten_frame_tensor(variable, name: str):
+    """The real tensor behind ``variable``, which the graph must not have written in place
+    (an in-place op with grad on can give a tensor history, which the real one lacks yet)."""
+    tensor = _frame_tensor(variable, name)
+    if variable.proxy.node.op not in ("placeholder", "get_attr"):
+        raise Unsupported(f"{name} of a tensor the graph changed in place")
+    return tensor
+
+
 def _guarded_flag(read):
     def getter(variable, tx):
-        tensor = _frame_tensor(variable, "autograd state")
+        tensor = _unwritten_frame_tensor(variable, "autograd state")
         value = read(tensor)
         tx.output.guards.add(AttrSource(variable.source, "requires_grad"), G.CONSTANT_MATCH,
                              tensor._requires_grad)
@@ -89,7 +98,7 @@ def call_autograd_method(variable, tx, name: str, args: list, kwargs: dict):
     if name == "requires_grad_" and variable.value is not None and variable.source is not None and not kwargs \
             and len(args) <= 1 and all(isinstance(a, ConstantVariable) for a in args):
         wanted = bool(args[0].value) if args else True
-        if wanted == variable.value._requires_grad:
+        if wanted == _unwritten_frame_tensor(variable, name)._requires_grad:
             tx.output.guards.add(AttrSource(variable.source, "requires_grad"), G.CONSTANT_MATCH, wanted)
             return variable
     raise Unsupported(BREAKING_METHODS[name])
