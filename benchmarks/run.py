@@ -157,7 +157,12 @@ def targets(results: dict) -> list:
 def main(argv=None) -> int:
     # Inference timings, as torch peers run under inference_mode: with grad mode on, graphs whose
     # parameters require grad run op by op for autograd (docs/training.md, dl.compile and autograd).
-    dl.set_grad_enabled(False)
+    # A block, not a switch: a caller in the same process (a test) gets its grad mode back.
+    with dl.no_grad():
+        return _run(argv)
+
+
+def _run(argv) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", default="", help="comma-separated workload names (default: all)")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved timing rounds (default: 15)")

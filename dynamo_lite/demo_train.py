@@ -225,7 +225,8 @@ def demo_train(models, steps: int, backend: str, tasks: list, png: str | None = 
     previous = dl.get_num_threads()
     dl.set_num_threads(threads)
     try:
-        results = [run_task(TASKS[name](models), steps, backend, out) for name in tasks]
+        with dl.enable_grad():
+            results = [run_task(TASKS[name](models), steps, backend, out) for name in tasks]
     finally:
         dl.set_num_threads(previous)
     if png:
