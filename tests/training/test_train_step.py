@@ -1,7 +1,6 @@
 """dl.compile(train_step): forward, loss, backward(), optimizer.step(), zero_grad() equal eager, call after call."""
 from __future__ import annotations
 
-import functools
 import inspect
 
 import numpy as np
@@ -129,12 +128,7 @@ def test_zero_grad_keeping_tensors_and_a_frozen_parameter():
         model[0].bias.requires_grad_(False)
         return model
 
-    def make_opt(params):
-        opt = dl.optim.Adam(params, lr=1e-2)
-        opt.zero_grad = functools.partial(dl.optim.Optimizer.zero_grad, opt, set_to_none=False)
-        return opt
-
-    run_against_eager(make_model, make_opt, mse, regression_batches(), expect_breaks=1)
+    run_against_eager(make_model, OPTIMIZERS["adam"], mse, regression_batches(), expect_breaks=1, set_to_none=False)
 
 
 def test_lr_scheduler_inside_the_step():

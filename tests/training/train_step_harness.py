@@ -10,14 +10,14 @@ import dynamo_lite.nn.functional as F
 from tests.helpers import assert_compiled
 
 
-def make_train_step(model, optimizer, loss_fn, scheduler=None):
+def make_train_step(model, optimizer, loss_fn, scheduler=None, set_to_none=True):
     """The train step under test: forward, loss, backward, step, zero_grad (and an lr schedule)."""
 
     def train_step(x, y):
         loss = loss_fn(model(x), y)
         loss.backward()
         optimizer.step()
-        optimizer.zero_grad()
+        optimizer.zero_grad(set_to_none=set_to_none)
         if scheduler is not None:
             scheduler.step()
         return loss
@@ -72,7 +72,7 @@ def assert_same_state(actual, expected, rtol=1e-5, atol=1e-6, where="") -> None:
 
 
 def run_against_eager(make_model, make_optimizer, loss_fn, batches, *, make_scheduler=None, backend="eager",
-                      expect_breaks=None, calls=20):
+                      expect_breaks=None, calls=20, set_to_none=True):
     """Train two copies of a model, one eagerly and one through ``dl.compile(train_step)``,
     and compare losses and every piece of training state after each call.
 
@@ -84,7 +84,7 @@ def run_against_eager(make_model, make_optimizer, loss_fn, batches, *, make_sche
     for model in (eager_model, compiled_model):
         optimizer = make_optimizer(model.parameters())
         scheduler = make_scheduler(optimizer) if make_scheduler is not None else None
-        runs.append((model, optimizer, make_train_step(model, optimizer, loss_fn, scheduler)))
+        runs.append((model, optimizer, make_train_step(model, optimizer, loss_fn, scheduler, set_to_none)))
     (_, eager_opt, eager_step), (_, compiled_opt, step) = runs
     compiled = dl.compile(step, backend=backend)
     before = dl.stats()

@@ -61,19 +61,16 @@ def _unwritten_frame_tensor(variable, name: str):
 
 
 def _guarded_flag(read):
+    """A reader of a flag of a leaf of the frame, guarded on ``requires_grad`` and ``grad_fn is None``."""
+
     def getter(variable, tx):
         tensor = _unwritten_frame_tensor(variable, "autograd state")
-        value = read(tensor)
-        tx.output.guards.add(AttrSource(variable.source, "requires_grad"), G.CONSTANT_MATCH,
-                             tensor._requires_grad)
-        tx.output.guards.add(AttrSource(variable.source, "grad_fn"), G.CONSTANT_MATCH, None) \
-            if tensor._grad_fn is None else _no_grad_fn(variable)
-        return ConstantVariable(value)
+        if tensor._grad_fn is not None:
+            raise Unsupported(f"autograd history (grad_fn) of {variable.source.name()}")
+        tx.output.guards.add(AttrSource(variable.source, "requires_grad"), G.CONSTANT_MATCH, tensor._requires_grad)
+        tx.output.guards.add(AttrSource(variable.source, "grad_fn"), G.CONSTANT_MATCH, None)
+        return ConstantVariable(read(tensor))
     return getter
-
-
-def _no_grad_fn(variable):
-    raise Unsupported(f"autograd history (grad_fn) of {variable.source.name()}")
 
 
 #: Attribute name -> how a tensor variable of the frame answers it.

@@ -12,11 +12,13 @@ the real dict after the graph (an ``ItemStore`` side effect). Nothing else (iter
 """
 from __future__ import annotations
 
+from ....tensor.tensor import Tensor
 from ...errors import Unsupported
 from .. import guards as G
 from ..sources import TensorKeySource
 from .base import VariableTracker
 from .dicts import DictVariable
+from .tensor import TensorVariable
 
 
 class TensorKeyedDictVariable(VariableTracker):
@@ -34,7 +36,7 @@ class TensorKeyedDictVariable(VariableTracker):
 
     @staticmethod
     def accepts(value) -> bool:
-        return value.default_factory is dict and all(getattr(k, "_storage", None) is not None for k in value)
+        return value.default_factory is dict and all(isinstance(k, Tensor) for k in value)
 
     def python_type(self) -> type:
         return type(self.value)
@@ -46,7 +48,7 @@ class TensorKeyedDictVariable(VariableTracker):
         self.entries = state
 
     def _key_tensor(self, key):
-        tensor = getattr(key, "value", None) if getattr(key, "proxy", None) is not None else None
+        tensor = key.value if isinstance(key, TensorVariable) else None
         if tensor is None or key.source is None:
             raise Unsupported(f"a lookup in {self.source.name()} by something other than a tensor of the frame")
         return tensor
