@@ -17,12 +17,13 @@ __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_en
 REDUCTIONS = ("none", "mean", "sum")
 
 
-def legacy_reduction(size_average, reduce, reduction: str) -> str:
-    """The ``reduction`` the deprecated ``size_average``/``reduce`` arguments ask for."""
+def legacy_reduction(size_average, reduce, reduction: str, stacklevel: int = 3) -> str:
+    """The ``reduction`` the deprecated ``size_average``/``reduce`` arguments ask for (their
+    warning names the frame ``stacklevel`` up: the caller of the function calling this)."""
     if size_average is None and reduce is None:
         return reduction
     warnings.warn("size_average and reduce args will be deprecated, please use reduction='"
-                  f"{'sum' if size_average is False else 'mean'}' instead.", UserWarning, stacklevel=3)
+                  f"{'sum' if size_average is False else 'mean'}' instead.", UserWarning, stacklevel=stacklevel)
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     if not reduce:
@@ -40,9 +41,12 @@ def _reduce(loss, reduction: str):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
-def _check_reduction(reduction: str) -> None:
+def _checked_reduction(size_average, reduce, reduction: str) -> str:
+    """The reduction a loss function was asked for (legacy arguments included), validated."""
+    reduction = legacy_reduction(size_average, reduce, reduction, stacklevel=4)
     if reduction not in REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
 
 
 def _warn_broadcast(input, target) -> None:
@@ -61,8 +65,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
         >>> F.mse_loss(dl.tensor([1.0, 2.0]), dl.tensor([0.0, 0.0]))
         tensor(2.5000)
     """
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     _warn_broadcast(input, target)
     diff = input - target
     loss = diff * diff
@@ -78,8 +81,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mea
         >>> F.l1_loss(dl.tensor([1.0, -2.0]), dl.tensor([0.0, 0.0]))
         tensor(1.5000)
     """
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     _warn_broadcast(input, target)
     loss = (input - target).abs()
     if weight is not None:
@@ -125,8 +127,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
         >>> F.nll_loss(dl.tensor([[-1.0, -2.0]]), dl.tensor([1]))
         tensor(2.)
     """
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if target.dtype.is_floating_point:
         raise RuntimeError(f"expected scalar type Long but found {TYPE_NAMES[target.dtype]}")
     _check_batch(input, target)
@@ -161,8 +162,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         >>> F.cross_entropy(logits, dl.tensor([0]))
         tensor(0.2413)
     """
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     dim = _class_dim(input)
@@ -203,8 +203,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         >>> F.binary_cross_entropy(dl.tensor([0.5]), dl.tensor([1.0]))
         tensor(0.6931)
     """
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
                          "is deprecated. Please ensure they have the same size.")
@@ -230,8 +229,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         >>> F.binary_cross_entropy_with_logits(dl.tensor([0.0]), dl.tensor([1.0]))
         tensor(0.6931)
     """
-    reduction = legacy_reduction(size_average, reduce, reduction)
-    _check_reduction(reduction)
+    reduction = _checked_reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
     max_val = (-input).clamp(min=0)
