@@ -115,6 +115,16 @@ class TransformedCodeBuilder:
         self._recorded = len(self.instructions)
         self._record(lambda: self.recorder.call(fn, nargs))
 
+    def call_const_on(self, fn, variables) -> None:
+        """Call the constant ``fn`` with the values of ``variables`` (each reconstructed)."""
+        variables = list(variables)
+
+        def emit_args():
+            for variable in variables:
+                self.reconstruct(variable)
+
+        self.call_const(fn, emit_args, len(variables))
+
     def load_graph_value(self, variable) -> None:
         self._load_output(variable.node)
 

@@ -179,11 +179,7 @@ class NamedTupleVariable(TupleVariable):
             self.source.reconstruct(cg)
             return
 
-        def emit_items():
-            for item in self.items:
-                cg.reconstruct(item)
-
-        cg.call_const(self.tuple_type, emit_items, len(self.items))
+        cg.call_const_on(self.tuple_type, self.items)
 
 
 def _index_of(items, tx, value, start=None, stop=None):

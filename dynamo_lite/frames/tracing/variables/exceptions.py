@@ -33,11 +33,7 @@ class ExceptionVariable(VariableTracker):
         return list(self.args)
 
     def reconstruct(self, cg) -> None:
-        def emit_args():
-            for arg in self.args:
-                cg.reconstruct(arg)
-
-        cg.call_const(self.exception_type, emit_args, len(self.args))
+        cg.call_const_on(self.exception_type, self.args)
 
 
 def is_plain_exception(cls: type) -> bool:

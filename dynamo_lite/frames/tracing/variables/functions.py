@@ -199,9 +199,4 @@ class PartialVariable(VariableTracker):
         if self.keywords:
             raise Unsupported("rebuilding a functools.partial with keyword arguments")
 
-        def emit_args():
-            cg.reconstruct(self.func)
-            for arg in self.args:
-                cg.reconstruct(arg)
-
-        cg.call_const(functools.partial, emit_args, 1 + len(self.args))
+        cg.call_const_on(functools.partial, [self.func, *self.args])

@@ -347,14 +347,9 @@ class GeneratorVariable(IteratorVariable):
         if self.started:
             raise Unsupported("a generator that has started running cannot be rebuilt in compiled code")
 
-        def emit_args():
-            cg.reconstruct(self.fn_var)
-            for arg in self.args:
-                cg.reconstruct(arg)
-
         if self.kwargs:
             raise Unsupported("rebuilding a generator called with keyword arguments")
-        cg.call_const(_call, emit_args, 1 + len(self.args))
+        cg.call_const_on(_call, [self.fn_var, *self.args])
 
 
 def _call(fn, *args):
