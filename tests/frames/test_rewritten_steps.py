@@ -8,6 +8,7 @@ import pytest
 import dynamo_lite as dl
 from dynamo_lite.frames.bytecode import compat
 from dynamo_lite.frames.bytecode.decompiled import render
+from dynamo_lite.frames.bytecode.steps import INSTRUCTIONS
 from dynamo_lite.frames.bytecode.steps import StepRecorder
 from tests.helpers import run_rewritten
 
@@ -148,6 +149,11 @@ def test_the_binary_operator_table_matches_the_interpreter():
         assert [ins.arg for ins in dis.get_instructions(code) if ins.opname == "BINARY_OP"] == [index], symbol
         if symbol.rstrip("=") != "@":  # (ints have no matrix product)
             assert function(6, 3) == eval(f"6 {symbol.rstrip('=')} 3"), symbol
+
+
+def test_every_instruction_a_break_copies_has_a_spelling():
+    copied = [*compat.EAGER_STACK_EFFECTS, *compat.CALL_COMPANIONS, *compat.CONDITIONAL_JUMPS, "TO_BOOL"]
+    assert [name for name in copied if compat.has_opcode(name) and name not in INSTRUCTIONS] == []
 
 
 def test_an_unknown_instruction_stops_the_view_not_the_compile():

@@ -160,7 +160,7 @@ class StepRecorder:
     def instruction(self, name: str, arg) -> None:
         """An instruction emitted as such: a store or return of the builder, or an original
         instruction a graph break runs eagerly."""
-        _INSTRUCTIONS[name](self, arg)
+        INSTRUCTIONS[name](self, arg)
 
     # -- original instructions ---------------------------------------------------------------
     def _call(self, nargs: int, keywords: tuple = ()) -> None:
@@ -174,6 +174,9 @@ class StepRecorder:
             arguments.insert(0, upper)
         split = len(arguments) - len(keywords)
         self.push(Call(callee, tuple(arguments[:split]), tuple(zip(keywords, arguments[split:]))))
+
+    def _keep_keywords(self, names) -> None:
+        self._keywords = tuple(names)
 
     def _call_instruction(self, nargs: int) -> None:
         keywords, self._keywords = self._keywords, ()
@@ -239,16 +242,12 @@ class StepRecorder:
             self.add("evaluate", value=value)
 
 
-def _keep_keywords(recorder: StepRecorder, names) -> None:
-    recorder._keywords = tuple(names)
-
-
 #: Instructions emitted as such, by name -> what they do to the recorder's stack and steps.
-_INSTRUCTIONS = {
+INSTRUCTIONS = {
     "CALL": StepRecorder._call_instruction,
     "CALL_KW": StepRecorder._call_kw,
     "CALL_FUNCTION_EX": StepRecorder._call_function_ex,
-    "KW_NAMES": _keep_keywords,
+    "KW_NAMES": StepRecorder._keep_keywords,
     "PRECALL": lambda recorder, arg: None,
     "TO_BOOL": lambda recorder, arg: None,
     "PUSH_NULL": lambda recorder, arg: recorder.push(NULL),
@@ -256,7 +255,7 @@ _INSTRUCTIONS = {
     "BINARY_SUBSCR": lambda recorder, arg: recorder.push(Item(*recorder.pop_many(2))),
     "COMPARE_OP": lambda recorder, arg: recorder._operation(_COMPARISONS[Compare(arg).name.removesuffix("_CAST")], 2),
     "CONTAINS_OP": lambda recorder, arg: recorder._operation("{} not in {}" if arg else "{} in {}", 2),
-    **{name: (lambda template: lambda recorder, arg: recorder._operation(template, 1))(template)
+    **{name: lambda recorder, arg, template=template: recorder._operation(template, 1)
        for name, template in _UNARY.items()},
     "FORMAT_SIMPLE": lambda recorder, arg: recorder._format(0),
     "FORMAT_WITH_SPEC": lambda recorder, arg: recorder._format(0x04),
