@@ -34,34 +34,41 @@ def generate_square_subsequent_mask(size: int, device=None, dtype=None):
     return ops.triu(ops.full((size, size), float("-inf"), device=device, dtype=dtype), 1)
 
 
-def _build_layer(layer, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
-                 norm_first, bias, factory, cross_attention: bool) -> None:
-    """Create a transformer layer's submodules in torch's order (so state dicts list the same keys)."""
-    layer.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                         **factory)
-    if cross_attention:
-        layer.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                  batch_first=batch_first, **factory)
-    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-    layer.dropout = Dropout(dropout)
-    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
-    layer.norm_first = norm_first
-    blocks = 3 if cross_attention else 2
-    for i in range(1, blocks + 1):
-        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
-    for i in range(1, blocks + 1):
-        setattr(layer, f"dropout{i}", Dropout(dropout))
-    layer.activation = _activation(activation)
+class _TransformerLayer(Module):
+    """What encoder and decoder layers share: the constructor, which creates the submodules
+    in torch's order (so state dicts list the same keys), and the self-attention block."""
+
+    cross_attention = False  # the decoder also attends to the encoder's memory
+
+    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
+                 activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
+                 norm_first: bool = False, bias: bool = True, device=None, dtype=None):
+        super().__init__()
+        factory = {"device": device, "dtype": dtype}
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                            **factory)
+        if self.cross_attention:
+            self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                     batch_first=batch_first, **factory)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
+        self.norm_first = norm_first
+        blocks = 3 if self.cross_attention else 2
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout))
+        self.activation = _activation(activation)
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
+        """The self-attention sublayer (without residual and norm)."""
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
 
 
-def _self_attention_block(layer, x, attn_mask, key_padding_mask, is_causal):
-    """The self-attention sublayer (without residual and norm) of an encoder or decoder layer."""
-    x = layer.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                        is_causal=is_causal)[0]
-    return layer.dropout1(x)
-
-
-class TransformerEncoderLayer(Module):
+class TransformerEncoderLayer(_TransformerLayer):
     """Self-attention then a feed-forward block, each with residual and LayerNorm (after, or
     before with ``norm_first``).
 
@@ -71,17 +78,8 @@ class TransformerEncoderLayer(Module):
         dl.Size([2, 5, 16])
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None):
-        super().__init__()
-        _build_layer(self, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
-                     norm_first, bias, {"device": device, "dtype": dtype}, cross_attention=False)
-
     def _ff_block(self, x):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
-
-    _sa_block = _self_attention_block
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal: bool = False):
         x = src
@@ -92,7 +90,7 @@ class TransformerEncoderLayer(Module):
         return self.norm2(x + self._ff_block(x))
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_TransformerLayer):
     """Self-attention, attention to the encoder's ``memory``, then feed-forward; each with
     residual and LayerNorm.
 
@@ -102,14 +100,7 @@ class TransformerDecoderLayer(Module):
         dl.Size([2, 5, 16])
     """
 
-    def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
-                 activation="relu", layer_norm_eps: float = 1e-5, batch_first: bool = False,
-                 norm_first: bool = False, bias: bool = True, device=None, dtype=None):
-        super().__init__()
-        _build_layer(self, d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first,
-                     norm_first, bias, {"device": device, "dtype": dtype}, cross_attention=True)
-
-    _sa_block = _self_attention_block
+    cross_attention = True
 
     def _mha_block(self, x, memory, attn_mask, key_padding_mask, is_causal):
         x = self.multihead_attn(x, memory, memory, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
