@@ -127,6 +127,25 @@ def test_the_view_replays_side_effects_in_order(capsys):
     assert capsys.readouterr().out == "effects so far 2\n" * 3
 
 
+def grows_a_set(x, seen):
+    seen.add(3)
+    seen.discard(1)
+    return x + len(seen)
+
+
+def test_a_mutated_set_argument_is_replayed():
+    # (the builder could not build a set: the frame fell back to eager)
+    eager_set, compiled_set, view_set = {1, 2}, {1, 2}, {1, 2}
+    expected = grows_a_set(dl.ones(2), eager_set)
+    out, views = check_view(grows_a_set, dl.ones(2), compiled_set)
+    assert out.break_reasons == []  # no internal compiler error, no fallback
+    assert compiled_set == eager_set == {2, 3}
+    same_values(out.result, expected)
+    assert "__replace_set(__dl_tmp0, {2, 3})" in views["grows_a_set"]
+    same_values(run_rewritten(out, grows_a_set, dl.ones(2), view_set), expected)
+    assert view_set == {2, 3}
+
+
 def test_a_break_inside_a_try_block_is_spelled_or_runs_eagerly(capsys):
     out = dl.explain(break_inside_try)(dl.ones(2))
     names = [f.name for f in out.frames]

@@ -19,7 +19,7 @@ class TransformedCodeBuilder:
     """Collects instructions for a transformed frame; ``Source``/variable ``reconstruct``
     methods call its small vocabulary (``load_fast``, ``load_attr``, ``build`` ...).
 
-    ``steps`` records what it emitted as Python-level steps (NOTE: [emitted steps]);
+    ``emitted`` records what it emitted as Python-level steps (NOTE: [emitted steps]);
     instructions others append to ``instructions`` directly (a graph break's original
     instructions, its branch) are recorded when the builder next emits or is read.
     """
@@ -98,7 +98,7 @@ class TransformedCodeBuilder:
         self.emit("PUSH_NULL")
 
     def build(self, container_type: type, count: int) -> None:
-        opname = {tuple: "BUILD_TUPLE", list: "BUILD_LIST", dict: "BUILD_MAP"}[container_type]
+        opname = {tuple: "BUILD_TUPLE", list: "BUILD_LIST", set: "BUILD_SET", dict: "BUILD_MAP"}[container_type]
         width = 2 * count if container_type is dict else count
         self._append(Instr(opname, count, lineno=self.lineno),
                      lambda: self.recorder.push(Build(container_type, self.recorder.pop_many(width))))

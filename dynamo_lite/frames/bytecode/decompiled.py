@@ -178,5 +178,5 @@ def _binding_name(value, graphs: int) -> str:
         return f"__compiled_graph_{graphs}"
     name = getattr(value, "__name__", None)
     if isinstance(name, str) and name.isidentifier():  # functions, builtins, classes
-        return name if name.startswith("__") else f"__{name}"
+        return name if name.startswith("__") else f"__{name.lstrip('_')}"
     return f"__const_{id(value):x}"

@@ -73,7 +73,7 @@ class SetVariable(VariableTracker):
             return
         for value in self.values:
             cg.load_const(value)
-        cg.emit("BUILD_SET", len(self.values))
+        cg.build(set, len(self.values))
 
     def __repr__(self) -> str:
         return f"SetVariable({set(self.values)!r})"
