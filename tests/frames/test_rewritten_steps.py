@@ -185,3 +185,17 @@ def test_an_unknown_instruction_stops_the_view_not_the_compile():
     view = render(report.transformed_code, report.emitted, report.break_reasons)
     assert view.source.startswith("# the rewritten code of prints_with_keywords cannot be spelled as Python")
     compile(view.source, "<rewritten>", "exec")
+
+
+def short_circuits(x):
+    y = x * 2
+    z = (y.sum() > 0) and y  # 3.11 jumps keeping the tested value (JUMP_IF_FALSE_OR_POP)
+    return z
+
+
+@pytest.mark.parametrize("values", [[1.0, 2.0], [-1.0, -2.0]])
+def test_a_short_circuit_on_a_tensor_takes_either_side(values):
+    x = dl.tensor(values)
+    out, views = check_view(short_circuits, x)
+    assert views["short_circuits"].count("# graph break: a Python branch") == 1
+    same_values(run_rewritten(out, short_circuits, x), short_circuits(x))
