@@ -17,7 +17,7 @@ from ..numpy.compiler import Specializations
 from ..registry import register_backend
 from ..report_notes import record_fused_groups
 from .blas_threads import set_blas_threads
-from .kernel import NativeLowering
+from .lowering import NativeLowering
 from .toolchain import BuildError, build, cache_dir, compiler_available, find_compiler
 
 __all__ = ["BuildError", "NativeBackend", "cache_dir", "compiler_available", "find_compiler", "get_num_threads",

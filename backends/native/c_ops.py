@@ -14,6 +14,8 @@ import math
 
 import numpy as np
 
+from dynamo_lite.graph.node import Node
+
 from dynamo_lite.ops.unary import GELU_TANH_K
 
 C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
@@ -107,6 +109,18 @@ static inline T dl_min_##T(T a, T b) { return a != a ? a : (b != b ? b : (a <= b
 DL_MINMAX(float)
 DL_MINMAX(double)
 """
+
+
+def member_lines(members: list, index: dict) -> list:
+    """C lines computing ``members`` in order (``m0``, ``m1``, ...); ``index`` maps a node to the C
+    expression of its element and gains each member's."""
+    lines = []
+    for j, member in enumerate(members):
+        ctype = C_TYPES[member.meta["val"]._dtype.numpy]
+        args = [index[a] if isinstance(a, Node) else literal(a, ctype) for a in member.args]
+        lines.append(f"const {ctype} m{j} = {C_OPS[member.target.name](ctype, args)};  /* {member.name} */")
+        index[member] = f"m{j}"
+    return lines
 
 
 def lowerable(node) -> bool:

@@ -27,9 +27,11 @@ import threading
 # No -ffast-math: NaN, infinity and signed zeros behave as in eager mode. -ffp-contract=off:
 # no fused multiply-add, so a*b+c rounds twice like NumPy's two ufuncs. -fno-math-errno
 # only drops the errno writes of libm calls (results are unchanged), which lets the
-# vectorizer call glibc's vector math library (libmvec) for exp, tanh, ... (see kernel.py).
+# vectorizer call glibc's vector math library (libmvec) for exp, tanh, ... (see c_ops.py).
+# -fno-trapping-math: floating-point exceptions are never observed (no trap handlers, no flag
+# reads), so selects such as a NaN-aware max may be if-converted and vectorized; values unchanged.
 BASE_FLAGS = ("-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno",
-              "-fwrapv", "-std=gnu11")
+              "-fno-trapping-math", "-fwrapv", "-std=gnu11")
 VECTOR_MATH_LIBS = ("-lmvec", "-lm")
 SCALAR_MATH_LIBS = ("-lm",)
 COMPILER_CANDIDATES = ("cc", "gcc", "clang")

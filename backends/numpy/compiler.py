@@ -70,8 +70,10 @@ class Specializations:
         gm: the GraphModule the frame compiler captured (never modified).
         block_bytes: bytes of one operand per block in fused loops.
         workers: the threads large fused groups are shared with.
-        lowering: emits fused groups another way (``emit_group(builder, plan) -> bool``,
-            ``finish(builder)`` before the function is compiled), e.g. the native backend's C.
+        lowering: emits fused groups and nodes another way (``emit_group(builder, plan) -> bool``,
+            ``emit_node(builder, node) -> bool``, ``relocated(groups, values)`` -> nodes run at
+            another node's step, ``finish(builder)`` before the function is compiled), e.g.
+            the native backend's C.
     """
 
     def __init__(self, gm, block_bytes: int = DEFAULT_BLOCK_BYTES, workers: runtime.BlockWorkers | None = None,
@@ -146,6 +148,8 @@ def generate(graph, attributes: dict, inputs: list, block_bytes: int, workers, r
     for i, item in enumerate(schedule):
         for node in (item.nodes if isinstance(item, FusionGroup) else [item]):
             steps[node] = i
+    if lowering is not None:  # nodes a lowering computes at another node's step (native row prologues)
+        steps.update({node: steps[at] for node, at in lowering.relocated(groups, values).items()})
     memory = plan_memory(steps, values)
     plans = [plan_group(g, values, block_bytes, workers.threads) for g in groups]
     memory.arena_bytes = max([p.arena_bytes for p in plans], default=0)
@@ -158,7 +162,7 @@ def generate(graph, attributes: dict, inputs: list, block_bytes: int, workers, r
         if isinstance(item, FusionGroup):
             if lowering is None or not lowering.emit_group(builder, plan_of[id(item)]):
                 emit_group(builder, plan_of[id(item)])
-        elif item.op == "call_function":
+        elif item.op == "call_function" and (lowering is None or not lowering.emit_node(builder, item)):
             emit_node(builder, item)
     result = builder.output(graph.output_node.args[0]) if graph.output_node is not None else "None"
     if lowering is not None:
