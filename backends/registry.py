@@ -3,7 +3,9 @@
 A backend registers with the devices it can run and a priority; ``"auto"`` (the default
 of ``dl.compile``) picks, per graph, the highest-priority backend that supports every
 device among the graph's example inputs. A backend registered without a priority is
-only used when asked for by name.
+only used when asked for by name. A backend may have an upper *tier* (``register_tier``):
+``"auto"`` then runs the backend's function first and switches to the tier's once it is
+built in the background (NOTE: [tiering] in ``tiered.py``).
 
 Example:
     >>> @register_backend("my_backend", devices=("cpu",))
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .per_shape import compile_graph
+from .tiered import Tier, TieredFunction
 
 log = logging.getLogger("dynamo_lite")
 
@@ -55,6 +58,7 @@ class BackendSpec:
 
 
 _BACKENDS: dict[str, BackendSpec] = {}
+_TIERS: dict[str, Tier] = {}  # backend name -> the upper tier "auto" switches to once it is built
 
 
 def register_backend(name=None, compiler: Callable | None = None, *, devices=ALL_DEVICES,
@@ -89,6 +93,23 @@ def register_backend(name=None, compiler: Callable | None = None, *, devices=ALL
         return fn
 
     return register if compiler is None else register(compiler)
+
+
+def register_tier(base: str, tier: Tier | None) -> None:
+    """Make ``"auto"`` run ``base``'s functions until ``tier`` has built its own (None: no tier).
+
+    Example:
+        >>> register_tier("numpy", Tier("native", native_backend.compile_or_raise, native_backend.unavailable))
+    """
+    if tier is None:
+        _TIERS.pop(base, None)
+    else:
+        _TIERS[base] = tier
+
+
+def backend_name_of(function, default: str) -> str:
+    """The backend whose code ``function`` (a backend's result) runs now, else ``default``."""
+    return getattr(function, "backend_name", default)
 
 
 def unregister_backend(name: str) -> None:
@@ -158,6 +179,9 @@ class AutoBackend:
 
     __name__ = "auto"
     symbolic_shapes = True  # the chosen backend gets the graph through compile_graph
+    # A graph switches to its backend's upper tier once its calls have taken this long
+    # (NOTE: [tiering]); 0 starts every build at once, ``math.inf`` never tiers up.
+    tier_up_seconds = 0.05
 
     def choose(self, example_inputs) -> str:
         """The backend name ``"auto"`` uses for these inputs."""
@@ -166,7 +190,13 @@ class AutoBackend:
     def __call__(self, gm, example_inputs):
         name = self.choose(example_inputs)
         log.debug("backend 'auto' chose %r", name)
-        return compile_graph(_BACKENDS[name].compiler, gm, example_inputs)
+        function = compile_graph(_BACKENDS[name].compiler, gm, example_inputs)
+        tier = _TIERS.get(name)
+        if tier is None or self.tier_up_seconds == float("inf"):
+            return function
+        inputs = list(example_inputs)
+        return TieredFunction(function, name, tier, lambda: compile_graph(tier.compile, gm, inputs),
+                              self.tier_up_seconds, getattr(gm, "class_name", "graph"))
 
     def __repr__(self) -> str:
         return "<dynamo_lite auto backend>"

@@ -14,8 +14,9 @@ import os
 
 from ..numpy import NumpyBackend, _usable_cpus, numpy_backend
 from ..numpy.compiler import Specializations
-from ..registry import register_backend
+from ..registry import register_backend, register_tier
 from ..report_notes import record_fused_groups
+from ..tiered import Tier
 from .blas_threads import set_blas_threads
 from .lowering import NativeLowering
 from .toolchain import BuildError, build, cache_dir, compiler_available, find_compiler
@@ -70,17 +71,31 @@ class NativeBackend(NumpyBackend):
         self._reported: set = set()
 
     def __call__(self, gm, example_inputs):
-        available, reason = compiler_available()
-        if not available:
+        reason = self.unavailable()
+        if reason is not None:
             self._report(f"native backend unavailable, using numpy: {reason}")
-            return numpy_backend(gm, example_inputs)
-        lowering = NativeLowering(build, THREADS)
-        specializations = Specializations(gm, self.block_bytes, self.workers, lowering)
+            return _ran_by(numpy_backend(gm, example_inputs), "numpy")
         try:
-            function = specializations.build(list(example_inputs), propagate=False)
+            return self.compile_or_raise(gm, example_inputs)
         except BuildError as exc:
             self._report(f"native build failed, using numpy: {exc}")
-            return numpy_backend(gm, example_inputs)
+            return _ran_by(numpy_backend(gm, example_inputs), "numpy")
+
+    @staticmethod
+    def unavailable() -> str | None:
+        """Why native kernels cannot be built here (no C compiler), or None."""
+        available, reason = compiler_available()
+        return None if available else reason
+
+    def compile_or_raise(self, gm, example_inputs):
+        """Compile ``gm`` with C kernels (the upper tier of ``auto``).
+
+        Raises:
+            BuildError: no compiler, or it rejected the generated source.
+        """
+        lowering = NativeLowering(build, THREADS)
+        specializations = Specializations(gm, self.block_bytes, self.workers, lowering)
+        function = specializations.build(list(example_inputs), propagate=False)
         program = specializations.programs[-1] if specializations.programs else None
         gm.backend_code = _describe(program, specializations.eager_reason, lowering)
         record_fused_groups(gm, [g.group.nodes for g in program.groups] if program else [])
@@ -97,6 +112,15 @@ class NativeBackend(NumpyBackend):
         return "NativeBackend()"
 
 
+def _ran_by(function, name: str):
+    """Name the backend whose code ``function`` runs (``registry.backend_name_of``), where it takes attributes."""
+    try:
+        function.backend_name = name
+    except AttributeError:  # a bound method (a graph the numpy backend runs eagerly)
+        pass
+    return function
+
+
 def _describe(program, reason, lowering) -> str:
     if program is None:
         return f"# native backend: this graph runs eagerly ({reason})\n"
@@ -106,3 +130,4 @@ def _describe(program, reason, lowering) -> str:
 
 native_backend = NativeBackend()
 register_backend("native", native_backend, devices=("cpu",))
+register_tier("numpy", Tier("native", native_backend.compile_or_raise, native_backend.unavailable))

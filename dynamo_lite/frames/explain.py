@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..backends.registry import resolve_backend
+from ..backends.registry import backend_name_of, resolve_backend
 from . import api
 from .report import BreakReason, TranslationReport
 from .report_html import write_report
@@ -47,6 +47,12 @@ class ExplainOutput:
     compile_times: list = field(default_factory=list)
     frames: list = field(default_factory=list)
     result: object = None
+    compiled: dict = field(default_factory=dict)  # id(graph) -> (graph, backend's function, backend name)
+
+    def backend_of(self, gm) -> str:
+        """The backend whose code runs ``gm`` now (``auto`` names what it chose, and a tier switch)."""
+        _, function, name = self.compiled.get(id(gm), (None, None, "?"))
+        return backend_name_of(function, name)
 
     @property
     def graph_count(self) -> int:
@@ -83,7 +89,7 @@ class ExplainOutput:
             for i, reason in enumerate(self.break_reasons, 1):
                 lines.append(f"  {i}. " + str(reason).replace("\n", "\n     "))
         for i, gm in enumerate(self.graphs):
-            lines.append(f"Graph {i} ({len(ops[i])} ops):")
+            lines.append(f"Graph {i} ({len(ops[i])} ops, backend {self.backend_of(gm)}):")
             lines.append("  " + gm.print_readable(print_output=False).replace("\n", "\n  "))
         if self.guards:
             lines.append("Guards:")
@@ -116,14 +122,16 @@ class ExplainBackend:
     object, it also makes the run's compile config unlike any other, so its cache
     entries are never shared with ``dl.compile``'s and can be removed afterwards."""
 
-    def __init__(self, compiler, out: ExplainOutput):
-        self.compiler, self.out = compiler, out
+    def __init__(self, compiler, out: ExplainOutput, name: str = "?"):
+        self.compiler, self.out, self.name = compiler, out, name
         self.backend_time_s = 0.0  # of the translation under way
 
     def __call__(self, gm, example_inputs):
         started = time.perf_counter()
         try:
-            return self.compiler(gm, example_inputs)
+            function = self.compiler(gm, example_inputs)
+            self.out.compiled[id(gm)] = (gm, function, self.name)
+            return function
         finally:
             self.backend_time_s += time.perf_counter() - started
 
@@ -170,7 +178,7 @@ def explain(fn, *, backend="eager", dynamic=None):
     def run(*args, **kwargs) -> ExplainOutput:
         out = ExplainOutput()
         compiler, name = resolve_backend(backend)
-        config = CompileConfig(ExplainBackend(compiler, out), f"explain({name})", dynamic=dynamic)
+        config = CompileConfig(ExplainBackend(compiler, out, name), f"explain({name})", dynamic=dynamic)
         hook = api.default_hook  # read per call: tests swap in their own hook
         with hook.stats.saved() as before:
             try:
