@@ -17,7 +17,11 @@ from ..numpy.blocking import broadcast_strides, iteration_dims
 from .c_ops import C_TYPES, member_lines
 
 CHUNK = 16384  # innermost elements per task: a few hundred KiB of operands, cache-resident
-PARALLEL_MIN_ELEMENTS = 1 << 15  # below this, waking threads costs more than it saves
+# Below this many elements a kernel runs on the calling thread alone: waking OpenMP threads
+# costs tens of microseconds, and far more when the machine is busier than its cores (a
+# spinning thread waits for a partner that is not scheduled). Like the numpy backend's
+# PARALLEL_MIN_BYTES, each thread should get about a MiB of float32 to pay.
+PARALLEL_MIN_ELEMENTS = 1 << 18
 
 
 def group_geometry(plan, values) -> tuple:

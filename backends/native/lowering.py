@@ -37,6 +37,7 @@ class NativeLowering:
         self.sources: list = []
         self.prologues: dict = {}  # id(FusionGroup) -> the row op computing it per element
         self._prologue_plans: dict = {}  # row op -> the GroupPlan of its prologue
+        self._pool_pointers: dict = {}  # pool Value -> the expression of its address
         self.built_source = ""  # the C source of the last function built (shown by debug mode)
 
     # -- hooks called by the NumPy backend's generate ------------------------------------------
@@ -100,7 +101,7 @@ class NativeLowering:
         """Build the library of the emitted kernels and bind them (raises BuildError); the
         next generated function (another signature) starts a new library."""
         functions, source = self.functions, self.source
-        self.functions, self.sources = [], []
+        self.functions, self.sources, self._pool_pointers = [], [], {}
         if not functions:
             return
         library = self._build(source)
@@ -127,11 +128,25 @@ class NativeLowering:
     def _ints(builder, values, base: str) -> str:
         return builder.bind((ctypes.c_int64 * max(len(values), 1))(*values), base)
 
+    def _pointer(self, builder, value) -> str:
+        """The address of ``value``'s first element: computed once per pool set for pool memory
+        (it never moves; the entry holds the array too, which keeps the memory alive), per call
+        for inputs and fresh outputs."""
+        if value.root.kind != "buffer":
+            return f"{builder.array_of(value)}.ctypes.data"
+        if value not in self._pool_pointers:
+            def pinned(mem, v=value):
+                array = mem.array(v)
+                return array, array.ctypes.data
+
+            self._pool_pointers[value] = builder.pool_entry(f"{value.name}_p", pinned) + "[1]"
+        return self._pool_pointers[value]
+
     def _emit_call(self, builder, c_name: str, members: list, leading: list, operands: list) -> None:
         function = builder.fresh_name(f"_native_{members[0].name}")
         name, _, argtypes = self.functions[-1]
         self.functions[-1] = (name, function, argtypes)
-        pointers = [f"{builder.array_of(builder.values[n])}.ctypes.data" for n in operands]
+        pointers = [self._pointer(builder, builder.values[n]) for n in operands]
         settings = builder.bind(self.threads, "threads")
         builder.emit(f"# native kernel {c_name}: {', '.join(m.name for m in members)}")
         arguments = [str(a) for a in leading] + [f"{settings}.value"] + pointers
