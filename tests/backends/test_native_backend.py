@@ -10,22 +10,8 @@ import pytest
 import dynamo_lite as dl
 from dynamo_lite.backends.native import NativeBackend, get_num_threads, set_num_threads
 from dynamo_lite.backends.native.toolchain import build, cache_dir
-from tests.helpers import assert_equal_values, native_skip_reason
-
-needs_compiler = pytest.mark.skipif(native_skip_reason() is not None, reason=f"native: {native_skip_reason()}")
-
-
-class Recording:
-    """A NativeBackend that keeps the debug text (NumPy code and C source) of every graph."""
-
-    def __init__(self):
-        self.backend = NativeBackend()
-        self.codes = []
-
-    def __call__(self, gm, example_inputs):
-        function = self.backend(gm, example_inputs)
-        self.codes.append(gm.backend_code)
-        return function
+from tests.backends.native_cases import Recording, needs_compiler
+from tests.helpers import assert_equal_values
 
 
 # Transcendental functions come from libm/libmvec, NumPy has its own: a few ulp apart.

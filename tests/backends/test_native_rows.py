@@ -8,29 +8,13 @@ import pytest
 
 import dynamo_lite as dl
 import dynamo_lite.nn.functional as F
-from dynamo_lite.backends.native import NativeBackend
-from tests.helpers import assert_equal_values, native_skip_reason
+from tests.backends.native_cases import Recording, needs_compiler
+from tests.helpers import assert_equal_values
 
-pytestmark = pytest.mark.skipif(native_skip_reason() is not None, reason=f"native: {native_skip_reason()}")
+pytestmark = needs_compiler
 
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 SPECIALS = [float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1e-45, 3.4e38, -88.0, 89.0, 1.5]
-
-
-class Recording:
-    """A NativeBackend keeping each graph's debug text (NumPy code and C source)."""
-
-    def __init__(self):
-        self.backend = NativeBackend()
-        self.codes = []
-
-    def __call__(self, gm, example_inputs):
-        function = self.backend(gm, example_inputs)
-        self.codes.append(gm.backend_code)
-        return function
-
-    def count(self, kind: str) -> int:
-        return sum(code.count(f"native kernel dl_{kind}") for code in self.codes)
 
 
 def compare(fn, *args, rows, groups=0):

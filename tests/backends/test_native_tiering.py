@@ -11,9 +11,8 @@ import pytest
 import dynamo_lite as dl
 from dynamo_lite.backends.registry import AUTO, backend_name_of
 from dynamo_lite.backends.tiered import Tier, TieredFunction
-from tests.helpers import assert_equal_values, native_skip_reason
-
-needs_compiler = pytest.mark.skipif(native_skip_reason() is not None, reason=f"native: {native_skip_reason()}")
+from tests.backends.native_cases import needs_compiler
+from tests.helpers import assert_equal_values
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
