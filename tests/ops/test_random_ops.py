@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dynamo_lite as dl
-from tests.helpers import assert_same
+from tests.helpers import assert_equal_values, assert_same
 
 
 def _seeded(fn, seed=0):
@@ -136,7 +136,11 @@ def test_random_ops_compile_into_one_graph_and_draw_what_eager_draws(backend):
         expected = _seeded(lambda: _sampler(logits, eager_buffer), seed)
         actual = _seeded(lambda: compiled(logits, compiled_buffer), seed)
         for a, e in zip(actual, expected):
-            assert a.dtype == e.dtype and a.tolist() == e.tolist()
+            if backend == "native" and a.dtype.is_floating_point:
+                # C softmax: libmvec's exp, double sums; within float32 tolerance (docs/backends.md)
+                assert_equal_values(a, e)
+            else:
+                assert a.dtype == e.dtype and a.tolist() == e.tolist()
         assert compiled_buffer.tolist() == eager_buffer.tolist()
     assert dl.stats().frames_compiled == 1
 
