@@ -2,7 +2,7 @@
 
 NOTE: [native exactness] An op is lowered only where the NumPy templates apply (float32
 or float64 output, every tensor argument already of that dtype, scalars converted to
-it, no keyword arguments except gelu's ``approximate="tanh"``): then each member is the
+it, no keyword arguments except gelu's ``approximate``): then each member is the
 same sequence of IEEE operations as its kernel, in the same dtype. Arithmetic is
 bit-identical (no FMA contraction, no reassociation); libm and libmvec functions differ
 from NumPy's by a few ulp at most and keep NaN and infinity. Everything else (integer
@@ -22,7 +22,7 @@ C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 
 # Math functions called inside loops: declared "omp declare simd" so that gcc calls
 # glibc's vector variants (libmvec) when they exist (see toolchain.VECTOR_MATH_LIBS).
-MATH_FUNCTIONS = ("exp", "log", "log1p", "log2", "expm1", "sqrt", "sin", "cos", "tan", "tanh")
+MATH_FUNCTIONS = ("exp", "log", "log1p", "log2", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "erfc")
 
 
 def math_declarations() -> str:
@@ -66,6 +66,13 @@ def _sigmoid(t, a):
     return f"({_one(t)} / ({_one(t)} + {_fn('exp')(t, [f'(-{a[0]})'])}))"
 
 
+def _gelu_erf(t, a):
+    # x * Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2: eager's formula, with libm's erfc (NOTE: [erf]
+    # in ops/unary.py explains eager's own erfc; both are within float32 tolerance of exact).
+    x = a[0]
+    return f"({x} * ({_fn('erfc')(t, [f'((-{x}) * {literal(0.5 ** 0.5, t)})'])} * {literal(0.5, t)}))"
+
+
 def _gelu_tanh(t, a):
     x, c = a[0], lambda v: literal(v, t)
     inner = f"((((({x} * {x}) * {c(0.044715 * GELU_TANH_K)}) + {c(GELU_TANH_K)}) * {x}))"
@@ -97,7 +104,8 @@ C_OPS = {
     "silu": lambda t, a: f"({_sigmoid(t, a)} * {a[0]})",
     # NaN propagates, as np.maximum(x, 0) does.
     "relu": lambda t, a: f"(({a[0]} > 0 || {a[0]} != {a[0]}) ? {a[0]} : ({t})0)",
-    "gelu": _gelu_tanh,
+    "gelu": _gelu_erf,
+    "gelu_tanh": _gelu_tanh,
     "maximum": lambda t, a: f"dl_max_{t}({a[0]}, {a[1]})",
     "minimum": lambda t, a: f"dl_min_{t}({a[0]}, {a[1]})",
 }
@@ -111,6 +119,12 @@ DL_MINMAX(double)
 """
 
 
+def c_op_name(node) -> str:
+    """The ``C_OPS`` key of a lowerable node (gelu's tanh approximation has its own)."""
+    name = node.target.name
+    return "gelu_tanh" if name == "gelu" and node.kwargs.get("approximate") == "tanh" else name
+
+
 def member_lines(members: list, index: dict) -> list:
     """C lines computing ``members`` in order (``m0``, ``m1``, ...); ``index`` maps a node to the C
     expression of its element and gains each member's."""
@@ -118,7 +132,7 @@ def member_lines(members: list, index: dict) -> list:
     for j, member in enumerate(members):
         ctype = C_TYPES[member.meta["val"]._dtype.numpy]
         args = [index[a] if isinstance(a, Node) else literal(a, ctype) for a in member.args]
-        lines.append(f"const {ctype} m{j} = {C_OPS[member.target.name](ctype, args)};  /* {member.name} */")
+        lines.append(f"const {ctype} m{j} = {C_OPS[c_op_name(member)](ctype, args)};  /* {member.name} */")
         index[member] = f"m{j}"
     return lines
 
@@ -131,8 +145,8 @@ def lowerable(node) -> bool:
     dtype = getattr(getattr(meta, "_dtype", None), "numpy", None)
     if dtype not in C_TYPES:
         return False
-    allowed_kwargs = {"approximate": "tanh"} if node.target.name == "gelu" else {}
-    if node.kwargs != allowed_kwargs:
+    if node.kwargs and not (node.target.name == "gelu" and set(node.kwargs) == {"approximate"}
+                            and node.kwargs["approximate"] in ("none", "tanh")):
         return False
     for arg in node.args:
         arg_meta = getattr(arg, "meta", {}).get("val") if hasattr(arg, "meta") else None

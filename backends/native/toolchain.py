@@ -115,8 +115,11 @@ def build(source: str) -> ctypes.CDLL:
             except BuildError as exc:
                 errors.append(str(exc))
                 continue
-        with _LOCK:
-            return ctypes.CDLL(path)
+        try:
+            with _LOCK:
+                return ctypes.CDLL(path)
+        except OSError as exc:  # e.g. an older libmvec without a vector variant the code calls
+            errors.append(f"loading {os.path.basename(path)} failed: {exc}")
     raise BuildError("; ".join(errors))
 
 

@@ -129,3 +129,14 @@ def test_num_threads():
             set_num_threads(0)
     finally:
         set_num_threads(before)
+
+
+@needs_compiler
+@pytest.mark.parametrize("approximate", [None, "none", "tanh"])
+def test_gelu_both_forms_with_specials(approximate):
+    # Exact gelu uses libm's erfc, eager its own erfc polynomial: both within float32 tolerance.
+    x = dl.cat([dl.tensor(SPECIALS + [-3.4e38, -10.0, 1.5]), dl.randn(500) * 4])
+    kwargs = {} if approximate is None else {"approximate": approximate}
+    with np.errstate(all="ignore"):
+        recording = compare(lambda x: dl.nn.functional.gelu(x * 1.5, **kwargs), x)
+    assert ("erfcf(((-" in recording.codes[0]) == (approximate != "tanh")  # a call, not the declaration
