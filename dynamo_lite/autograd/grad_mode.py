@@ -3,17 +3,9 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 
-
-class GradModeState(threading.local):
-    """This thread's grad mode; ops record history only while ``enabled`` is True."""
-
-    enabled = True
-    inference = False
-
-
-GRAD_MODE = GradModeState()
+# The state lives in the tensor core, which reads it too (Tensor.numpy refuses a tensor requiring grad).
+from ..tensor.autograd_fields import GRAD_MODE, GradModeState  # noqa: F401  (re-exported)
 
 
 def is_grad_enabled() -> bool:

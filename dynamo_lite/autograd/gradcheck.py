@@ -30,9 +30,9 @@ def _numerical(fn, inputs, diff_inputs, eps) -> list:
         for k, idx in enumerate(np.ndindex(*arr.shape)):
             orig = arr[idx].copy()
             arr[idx] = orig + eps
-            plus = [o.numpy().reshape(-1).copy() for o in _outputs(fn, inputs)]
+            plus = [o.detach().numpy().reshape(-1).copy() for o in _outputs(fn, inputs)]
             arr[idx] = orig - eps
-            minus = [o.numpy().reshape(-1).copy() for o in _outputs(fn, inputs)]
+            minus = [o.detach().numpy().reshape(-1).copy() for o in _outputs(fn, inputs)]
             arr[idx] = orig
             for j in range(len(outs)):
                 jac[i][j][k] = (plus[j] - minus[j]) / (2 * eps)
@@ -53,7 +53,7 @@ def _analytical(fn, inputs, diff_inputs) -> list:
             grads = autograd_grad([out], diff_inputs, [seed], retain_graph=True, allow_unused=True)
             for i, g in enumerate(grads):
                 if g is not None:
-                    jac[i][j][:, k] = np.asarray(g.numpy(), dtype=np.float64).reshape(-1)
+                    jac[i][j][:, k] = np.asarray(g.detach().numpy(), dtype=np.float64).reshape(-1)
     return jac
 
 

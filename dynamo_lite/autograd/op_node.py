@@ -95,6 +95,8 @@ def reduce_to(grad, meta: TensorMeta):
             grad = OPS["sum"](grad, dim=dims, keepdim=True)
         if grad._sizes != sizes:
             grad = grad.reshape(sizes)
+    if grad._dtype.is_complex and not meta._dtype.is_complex:
+        grad = OPS["select"](OPS["view_as_real"](grad), -1, 0)  # a real input gets the real part (as torch)
     if grad._dtype is not meta._dtype:
         grad = grad.to(meta._dtype)
     return grad

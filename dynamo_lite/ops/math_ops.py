@@ -93,7 +93,7 @@ ADDCDIV_INTEGER_MESSAGE = (
 
 
 def addcdiv_meta(input, tensor1, tensor2, *, value=1):
-    if not tensor1._dtype.is_floating_point and not tensor2._dtype.is_floating_point:
+    if not any(t._dtype.is_floating_point or t._dtype.is_complex for t in (tensor1, tensor2)):
         raise RuntimeError(ADDCDIV_INTEGER_MESSAGE)
     return mr.pointwise_meta(input, tensor1, tensor2)
 
@@ -223,8 +223,9 @@ def _addc_kernel(ufunc):
             return _addc_half_aware(xp, input, tensor1, tensor2, value, ufunc, out)
         if dt.kind == "b":
             return xp.logical_or(input, xp.logical_and(xp.logical_and(tensor1, tensor2), value), out=out)
-        scaled = xp.multiply(tensor1, value, dtype=dt, casting="unsafe")
-        xp.multiply(scaled, tensor2, out=scaled, dtype=dt, casting="unsafe")
+        # Not in place: tensor1 alone may be smaller than its broadcast with tensor2.
+        scaled = xp.multiply(xp.multiply(tensor1, value, dtype=dt, casting="unsafe"), tensor2,
+                             dtype=dt, casting="unsafe")
         return xp.add(input, scaled, out=out, dtype=dt, casting="unsafe")
 
     kernel.__name__ = f"addc{ufunc.__name__[:3]}_kernel"
@@ -235,8 +236,8 @@ def _addc_half_aware(xp, input, tensor1, tensor2, value, ufunc, out):
     """float16 computes in float32 (as torch's CPU kernels do) and rounds once."""
     dt = np.float32 if out.dtype == np.float16 else out.dtype
     with quiet(xp):
-        scaled = xp.multiply(tensor1, value, dtype=dt, casting="unsafe")
-        ufunc(scaled, tensor2, out=scaled, dtype=dt, casting="unsafe")
+        # Not in place: tensor1 alone may be smaller than its broadcast with tensor2.
+        scaled = ufunc(xp.multiply(tensor1, value, dtype=dt, casting="unsafe"), tensor2, dtype=dt, casting="unsafe")
         if dt is out.dtype:
             return xp.add(input, scaled, out=out, dtype=dt, casting="unsafe")
         out[...] = xp.add(input, scaled, dtype=dt, casting="unsafe")

@@ -61,8 +61,8 @@ def common_device(tensors):
 
 
 def float_dtype(dtype):
-    """The dtype a float-only op computes in: ``dtype`` if floating, else the default float."""
-    return dtype if dtype.is_floating_point else get_default_dtype()
+    """The dtype a float-only op computes in: ``dtype`` if floating or complex, else the default float."""
+    return dtype if dtype.is_floating_point or dtype.is_complex else get_default_dtype()
 
 
 def check_floating(meta, op_name: str) -> None:

@@ -7,6 +7,21 @@ made on demand, so a tensor that never meets autograd pays for two slots only.
 """
 from __future__ import annotations
 
+import threading
+
+
+class GradModeState(threading.local):
+    """This thread's grad mode; ops record history only while ``enabled`` is True.
+
+    Set through ``dynamo_lite.autograd.grad_mode`` (no_grad, enable_grad, inference_mode).
+    """
+
+    enabled = True
+    inference = False
+
+
+GRAD_MODE = GradModeState()
+
 
 class AutogradMeta:
     """Per-tensor autograd state beyond ``requires_grad``/``grad_fn``.

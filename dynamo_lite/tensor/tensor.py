@@ -7,9 +7,12 @@ from . import layout
 from .device import CPU, array_module, as_device
 from .device import device as Device
 from .dtype import dtype as DType
-from .autograd_fields import AutogradFields
+from .autograd_fields import GRAD_MODE, AutogradFields
 from .properties import TensorProperties
 from .storage import Storage
+
+
+NUMPY_REQUIRES_GRAD = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
 
 
 class Tensor(AutogradFields, TensorProperties):
@@ -110,6 +113,8 @@ class Tensor(AutogradFields, TensorProperties):
                     "Use Tensor.cpu() to copy the tensor to host memory first."
                 )
             return self._array().get()
+        if self._requires_grad and GRAD_MODE.enabled and not force:
+            raise RuntimeError(NUMPY_REQUIRES_GRAD)
         return self._array()
 
     def __array__(self, dtype=None, copy=None):

@@ -85,3 +85,18 @@ def scatter_add(shape, dim: int, index, src, like):
 
 def transpose_last(t):
     return OPS["transpose"](t, -2, -1)
+
+
+def conj(value):
+    """The complex conjugate of a tensor or number; real values pass through unchanged.
+
+    NOTE: [complex gradients] For a real loss L and z = x + iy, the gradient stored for z
+    is dL/dx + i dL/dy (torch's convention). A holomorphic op's formula then multiplies the
+    output gradient by the *conjugate* of its derivative: grad * conj(f'(z)).
+    """
+    if isinstance(value, complex):
+        return value.conjugate()
+    if not is_tensor(value) or not value._dtype.is_complex:
+        return value
+    parts = OPS["view_as_real"](value)
+    return OPS["complex"](OPS["select"](parts, -1, 0), OPS["neg"](OPS["select"](parts, -1, 1)))

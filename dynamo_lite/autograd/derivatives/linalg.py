@@ -2,20 +2,21 @@
 from __future__ import annotations
 
 from ...ops.contractions import EinsumSpec
-from .helpers import OPS, is_value, transpose_last
+from .helpers import OPS, conj, is_value, transpose_last
 from .table import derivative
 
 
 @derivative("matmul", "mm", "bmm", saves=("a", "b"), only_for={"a": "b", "b": "a"})
 def matmul_backward(grad, a, b):
     if a.ndim == 1 and b.ndim == 1:
-        return (OPS["mul"](grad, b) if is_value(b) else None), (OPS["mul"](grad, a) if is_value(a) else None)
+        return (OPS["mul"](grad, conj(b)) if is_value(b) else None), (OPS["mul"](grad, conj(a)) if is_value(a) else None)
     a2 = OPS["unsqueeze"](a, 0) if a.ndim == 1 else a
     b2 = OPS["unsqueeze"](b, -1) if b.ndim == 1 else b
     g = OPS["unsqueeze"](grad, -2) if a.ndim == 1 else grad
     g = OPS["unsqueeze"](g, -1) if b.ndim == 1 else g
-    grad_a = OPS["matmul"](g, transpose_last(b2)) if is_value(b) else None
-    grad_b = OPS["matmul"](transpose_last(a2), g) if is_value(a) else None
+    # complex: the conjugate transposes (NOTE: [complex gradients])
+    grad_a = OPS["matmul"](g, conj(transpose_last(b2))) if is_value(b) else None
+    grad_b = OPS["matmul"](conj(transpose_last(a2)), g) if is_value(a) else None
     # drop the dims a 1-D operand was given, before the engine sums away broadcast batch dims
     return (OPS["squeeze"](grad_a, -2) if a.ndim == 1 and grad_a is not None else grad_a,
             OPS["squeeze"](grad_b, -1) if b.ndim == 1 and grad_b is not None else grad_b)
@@ -25,7 +26,7 @@ def matmul_backward(grad, a, b):
 def addmm_backward(grad, input, mat1, mat2, beta=1, alpha=1):
     scaled = grad if alpha == 1 else OPS["mul"](grad, alpha)
     return (grad if beta == 1 else OPS["mul"](grad, beta),
-            OPS["mm"](scaled, transpose_last(mat2)), OPS["mm"](transpose_last(mat1), scaled))
+            OPS["mm"](scaled, conj(transpose_last(mat2))), OPS["mm"](conj(transpose_last(mat1)), scaled))
 
 
 @derivative("linear", saves=("input", "weight"), only_for={"input": "weight", "weight": "input"})
@@ -42,7 +43,7 @@ def linear_backward(grad, input, weight, bias=None):
 def baddbmm_backward(grad, input, batch1, batch2, beta=1, alpha=1):
     scaled = grad if alpha == 1 else OPS["mul"](grad, alpha)
     return (grad if beta == 1 else OPS["mul"](grad, beta),
-            OPS["bmm"](scaled, transpose_last(batch2)), OPS["bmm"](transpose_last(batch1), scaled))
+            OPS["bmm"](scaled, conj(transpose_last(batch2))), OPS["bmm"](conj(transpose_last(batch1)), scaled))
 
 
 def _term(labels) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from .helpers import OPS, is_tensor, is_value, zeros_grad, zeros_of
+from .helpers import OPS, conj, is_tensor, is_value, zeros_grad, zeros_of
 from .table import derivative
 
 
@@ -27,20 +27,21 @@ def sub_backward(grad, input, other, alpha=1):
 
 @derivative("mul", saves=("input", "other"), only_for={"input": "other", "other": "input"})
 def mul_backward(grad, input, other):
-    return (OPS["mul"](grad, other) if is_value(other) else None,
-            OPS["mul"](grad, input) if is_tensor(other) and is_value(input) else None)
+    # complex: grad * conj(other), NOTE: [complex gradients]
+    return (OPS["mul"](grad, conj(other)) if is_value(other) else None,
+            OPS["mul"](grad, conj(input)) if is_tensor(other) and is_value(input) else None)
 
 
 @derivative("div", saves=("input", "other"), only_for={"input": "other"})
 def div_backward(grad, input, other, rounding_mode=None):
     if rounding_mode is not None:
         return zeros_of(grad), (zeros_of(grad) if is_tensor(other) else None)
-    grad_input = OPS["div"](grad, other)
+    grad_input = OPS["div"](grad, conj(other))
     if not is_tensor(other):
         return grad_input, None
     if not is_value(input):
         return grad_input, None
-    return grad_input, OPS["neg"](OPS["div"](OPS["mul"](grad_input, input), other))
+    return grad_input, OPS["neg"](OPS["div"](OPS["mul"](grad_input, conj(input)), conj(other)))
 
 
 @derivative("remainder", saves=("input", "other"))
@@ -59,12 +60,12 @@ def pow_backward(grad, input, exponent, result):
             grad_input = zeros_of(input)
         else:
             lowered = OPS["sub"](exponent, 1) if is_tensor(exponent) else exponent - 1
-            grad_input = OPS["mul"](OPS["mul"](grad, exponent), OPS["pow"](input, lowered))
+            grad_input = OPS["mul"](grad, conj(OPS["mul"](OPS["pow"](input, lowered), exponent)))
         if is_tensor(exponent):
             grad_input = OPS["masked_fill"](grad_input, OPS["eq"](exponent, 0), 0.0)
     if is_tensor(exponent):
         log_base = OPS["log"](input) if is_tensor(input) else math.log(input)
-        grad_exponent = OPS["mul"](OPS["mul"](grad, result), log_base)
+        grad_exponent = OPS["mul"](grad, conj(OPS["mul"](result, log_base)))
         if is_tensor(input):  # 0 ** e has derivative 0 in e for e >= 0, as torch defines it
             at_zero = OPS["logical_and"](OPS["eq"](input, 0), OPS["ge"](exponent, 0))
             grad_exponent = OPS["masked_fill"](grad_exponent, at_zero, 0.0)
@@ -129,6 +130,10 @@ def neg_backward(grad, input):
 
 @derivative("abs", saves=("input",))
 def abs_backward(grad, input):
+    if input._dtype.is_complex:  # grad * sgn(z), sgn(z) = z / |z| and 0 at 0 (torch's sgn)
+        magnitude = OPS["abs"](input)
+        unit = OPS["div"](input, OPS["masked_fill"](magnitude, OPS["eq"](magnitude, 0), 1.0))
+        return OPS["mul"](grad, unit)
     return OPS["mul"](grad, OPS["sign"](input))
 
 
@@ -137,67 +142,67 @@ derivative("sign", "floor", "ceil", "round", "trunc")(zeros_grad)
 
 @derivative("square", saves=("input",))
 def square_backward(grad, input):
-    return OPS["mul"](OPS["mul"](grad, input), 2)
+    return OPS["mul"](grad, conj(OPS["mul"](input, 2)))
 
 
 @derivative("exp", saves=("result",))
 def exp_backward(grad, input, result):
-    return OPS["mul"](grad, result)
+    return OPS["mul"](grad, conj(result))
 
 
 @derivative("log", saves=("input",))
 def log_backward(grad, input):
-    return OPS["div"](grad, input)
+    return OPS["div"](grad, conj(input))
 
 
 @derivative("log1p", saves=("input",))
 def log1p_backward(grad, input):
-    return OPS["div"](grad, OPS["add"](input, 1))
+    return OPS["div"](grad, conj(OPS["add"](input, 1)))
 
 
 @derivative("log2", saves=("input",))
 def log2_backward(grad, input):
-    return OPS["div"](grad, OPS["mul"](input, math.log(2.0)))
+    return OPS["div"](grad, conj(OPS["mul"](input, math.log(2.0))))
 
 
 @derivative("expm1", saves=("result",))
 def expm1_backward(grad, input, result):
-    return OPS["mul"](grad, OPS["add"](result, 1))
+    return OPS["mul"](grad, conj(OPS["add"](result, 1)))
 
 
 @derivative("sqrt", saves=("result",))
 def sqrt_backward(grad, input, result):
-    return OPS["div"](grad, OPS["mul"](result, 2))
+    return OPS["div"](grad, conj(OPS["mul"](result, 2)))
 
 
 @derivative("rsqrt", saves=("result",))
 def rsqrt_backward(grad, input, result):
-    return OPS["mul"](OPS["mul"](grad, OPS["pow"](result, 3)), -0.5)
+    return OPS["mul"](grad, conj(OPS["mul"](OPS["pow"](result, 3), -0.5)))
 
 
 @derivative("sin", saves=("input",))
 def sin_backward(grad, input):
-    return OPS["mul"](grad, OPS["cos"](input))
+    return OPS["mul"](grad, conj(OPS["cos"](input)))
 
 
 @derivative("cos", saves=("input",))
 def cos_backward(grad, input):
-    return OPS["neg"](OPS["mul"](grad, OPS["sin"](input)))
+    return OPS["neg"](OPS["mul"](grad, conj(OPS["sin"](input))))
 
 
 @derivative("tan", saves=("result",))
 def tan_backward(grad, input, result):
-    return OPS["mul"](grad, OPS["add"](OPS["mul"](result, result), 1))
+    return OPS["mul"](grad, conj(OPS["add"](OPS["mul"](result, result), 1)))
 
 
 @derivative("tanh", saves=("result",))
 def tanh_backward(grad, input, result):
-    return OPS["mul"](grad, one_minus(OPS["mul"](result, result)))
+    return OPS["mul"](grad, conj(one_minus(OPS["mul"](result, result))))
 
 
 @derivative("sigmoid", saves=("result",))
 def sigmoid_backward(grad, input, result):
-    return OPS["mul"](OPS["mul"](grad, result), one_minus(result))
+    return OPS["mul"](grad, conj(OPS["mul"](result, one_minus(result))))
 
 
 @derivative("erf", saves=("input",))
@@ -207,7 +212,7 @@ def erf_backward(grad, input):
 
 @derivative("reciprocal", saves=("result",))
 def reciprocal_backward(grad, input, result):
-    return OPS["neg"](OPS["mul"](grad, OPS["mul"](result, result)))
+    return OPS["neg"](OPS["mul"](grad, conj(OPS["mul"](result, result))))
 
 
 @derivative("relu", saves=("result",))
@@ -279,11 +284,11 @@ def nan_to_num_backward(grad, input, nan=0.0, posinf=None, neginf=None):
 
 @derivative("addcmul", saves=("tensor1", "tensor2"))
 def addcmul_backward(grad, input, tensor1, tensor2, value=1):
-    scaled = grad if value == 1 else OPS["mul"](grad, value)
-    return grad, OPS["mul"](scaled, tensor2), OPS["mul"](scaled, tensor1)
+    scaled = grad if value == 1 else OPS["mul"](grad, conj(value))
+    return grad, OPS["mul"](scaled, conj(tensor2)), OPS["mul"](scaled, conj(tensor1))
 
 
 @derivative("addcdiv", saves=("tensor1", "tensor2"))
 def addcdiv_backward(grad, input, tensor1, tensor2, value=1):
-    scaled = OPS["div"](grad if value == 1 else OPS["mul"](grad, value), tensor2)
-    return grad, scaled, OPS["neg"](OPS["div"](OPS["mul"](scaled, tensor1), tensor2))
+    scaled = OPS["div"](grad if value == 1 else OPS["mul"](grad, conj(value)), conj(tensor2))
+    return grad, scaled, OPS["neg"](OPS["div"](OPS["mul"](scaled, conj(tensor1)), conj(tensor2)))

@@ -1,7 +1,8 @@
 """Derivatives of reductions, scans and softmax-like normalizations."""
 from __future__ import annotations
 
-from .helpers import OPS, expand_reduced, normalize_dims, reduced_count, scatter_add
+from ..grad_mode import GRAD_MODE
+from .helpers import OPS, arange, conj, expand_reduced, normalize_dims, reduced_count, scatter_add
 from .table import derivative
 
 
@@ -93,10 +94,49 @@ def cumsum_backward(grad, input, dim, dtype=None):
 
 @derivative("cumprod", saves=("input", "result"))
 def cumprod_backward(grad, input, dim, dtype=None, result=None):
-    # sum_{k >= i} grad_k * result_k / input_i; inputs must be non-zero (as in torch's fast path)
+    # d/dx_i = sum_{k >= i} g_k prod_{j <= k, j != i} x_j, exact with zero inputs.
     if input.ndim == 0:
         return grad
-    return OPS["div"](_reverse_cumsum(OPS["mul"](grad, result), dim % input.ndim), input)
+    d = dim % input.ndim
+    grad, input, result = conj(grad), conj(input), conj(result)  # NOTE: [complex gradients]
+    if GRAD_MODE.enabled:  # a graph of this backward is recorded: the formula must differentiate again
+        return conj(_cumprod_backward_quadratic(grad, input, d))
+    return conj(_cumprod_backward_linear(grad, input, result, d))
+
+
+def _exclusive_cumprod(input, d):
+    """prod_{j < i} x_j along ``d`` (1 at i = 0)."""
+    ones = OPS["ones"](size=(*input._sizes[:d], 1, *input._sizes[d + 1:]), dtype=input._dtype, device=input._device)
+    return OPS["cumprod"](OPS["cat"]([ones, OPS["narrow"](input, d, 0, input._sizes[d] - 1)], d), d)
+
+
+def _cumprod_backward_linear(grad, input, result, d):
+    """O(n), but its own derivative is not cumprod's second derivative. With z the first zero:
+    before z the gradient is sum_{k >= i} g_k result_k / x_i (x_i != 0 there); past z every term
+    holds x_z = 0; at z it is prod_{j < z} x_j * sum_{k >= z} g_k prod_{z < j <= k} x_j."""
+    is_zero = OPS["eq"](input, 0)
+    zeros_so_far = OPS["cumsum"](is_zero, d)
+    before = OPS["eq"](zeros_so_far, 0)
+    at_first = OPS["logical_and"](is_zero, OPS["eq"](zeros_so_far, 1))
+    fast = OPS["div"](_reverse_cumsum(OPS["mul"](grad, result), d), OPS["masked_fill"](input, is_zero, 1.0))
+    after_first = OPS["cumprod"](OPS["masked_fill"](input, OPS["logical_or"](before, at_first), 1.0), d)
+    at_zero = OPS["mul"](_exclusive_cumprod(input, d), _reverse_cumsum(OPS["mul"](grad, after_first), d))
+    return OPS["where"](before, fast, OPS["where"](at_first, at_zero, 0.0))
+
+
+def _cumprod_backward_quadratic(grad, input, d):
+    """O(n^2) memory, polynomial in the input (so differentiable again):
+    prod_{j < i} x_j * sum_{k >= i} g_k Q[i, k] with Q[i, k] = prod_{i < j <= k} x_j."""
+    n = input._sizes[d]
+    x, g = OPS["transpose"](input, d, -1), OPS["transpose"](grad, d, -1)
+    positions = arange(n, input)
+    rows, cols = OPS["view"](positions, (n, 1)), OPS["view"](positions, (1, n))
+    square = (*x._sizes[:-1], n, n)
+    strictly_after = OPS["where"](OPS["gt"](cols, rows), OPS["expand"](OPS["unsqueeze"](x, -2), square), 1.0)
+    partial = OPS["cumprod"](strictly_after, -1)
+    weighted = OPS["where"](OPS["ge"](cols, rows), OPS["mul"](OPS["unsqueeze"](g, -2), partial), 0.0)
+    summed = OPS["transpose"](OPS["sum"](weighted, dim=(weighted.ndim - 1,)), d, -1)
+    return OPS["mul"](_exclusive_cumprod(input, d), summed)
 
 
 @derivative("prod", saves=("input",))
