@@ -52,7 +52,7 @@ def check_against_eager(workload, compiled, model, inputs) -> str:
     for e, a in zip(expected, actual):
         if e.shape != a.shape or e.dtype != a.dtype:
             return "MISMATCH"
-        if not np.allclose(a.numpy(), e.numpy(), rtol=workload.rtol, atol=workload.atol):
+        if not np.allclose(a.detach().numpy(), e.detach().numpy(), rtol=workload.rtol, atol=workload.atol):
             return "MISMATCH"
     return "ok"
 

@@ -69,7 +69,7 @@ def assert_equal_values(actual, expected, *, rtol=1e-5, atol=1e-6, path="result"
         assert actual.dtype == expected.dtype, f"{path}: dtype {actual.dtype} != {expected.dtype}"
         assert tuple(actual.shape) == tuple(expected.shape), f"{path}: shape {actual.shape} != {expected.shape}"
         assert actual.device == expected.device, f"{path}: device {actual.device} != {expected.device}"
-        np.testing.assert_allclose(np.asarray(actual.cpu()), np.asarray(expected.cpu()), rtol=rtol, atol=atol,
+        np.testing.assert_allclose(actual.detach().cpu().numpy(), expected.detach().cpu().numpy(), rtol=rtol, atol=atol,
                                    err_msg=path)
         return
     if isinstance(expected, (tuple, list)):

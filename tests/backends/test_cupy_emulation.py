@@ -48,7 +48,7 @@ def assert_matches_eager(fn, *inputs, backend, rtol=None, atol=None):
             continue
         assert (a.dtype, a.shape, a.stride()) == (e.dtype, e.shape, e.stride()), where
         tol = tolerance(e.dtype)
-        np.testing.assert_allclose(a.numpy().astype(np.float64), e.numpy().astype(np.float64),
+        np.testing.assert_allclose(a.detach().numpy().astype(np.float64), e.detach().numpy().astype(np.float64),
                                    rtol=tol if rtol is None else rtol, atol=tol if atol is None else atol,
                                    err_msg=where)
 

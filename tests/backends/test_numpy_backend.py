@@ -53,7 +53,7 @@ def assert_bitwise(actual, expected):
         return
     assert actual.dtype == expected.dtype and actual.shape == expected.shape
     assert actual.stride() == expected.stride(), (actual.stride(), expected.stride())
-    a, e = np.ascontiguousarray(actual.numpy()), np.ascontiguousarray(expected.numpy())
+    a, e = np.ascontiguousarray(actual.detach().numpy()), np.ascontiguousarray(expected.detach().numpy())
     assert np.array_equal(a.view(np.uint8), e.view(np.uint8)), np.abs(a.astype(float) - e.astype(float)).max()
 
 

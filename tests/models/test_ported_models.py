@@ -62,9 +62,9 @@ def test_ported_model_matches_torch(name):
     for i, out in enumerate(outputs):
         want = recorded[f"out{i}"]
         assert tuple(out.shape) == want.shape and out.dtype == dl.tensor(want).dtype, f"output {i}"
-        np.testing.assert_allclose(out.numpy(), want, **TOLERANCE, err_msg=f"{name} output {i}")
+        np.testing.assert_allclose(out.detach().numpy(), want, **TOLERANCE, err_msg=f"{name} output {i}")
     for key, value in model.state_dict().items():
-        np.testing.assert_allclose(value.numpy(), recorded[f"after/{key}"], **TOLERANCE, err_msg=f"{name}: {key}")
+        np.testing.assert_allclose(value.detach().numpy(), recorded[f"after/{key}"], **TOLERANCE, err_msg=f"{name}: {key}")
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -30,7 +30,7 @@ def test_pre_hook_replaces_args_and_hook_replaces_output():
     expected = model.second(model.first(x * 2)) + 1
     model.register_forward_pre_hook(lambda module, args: args[0] * 2)  # a non-tuple is wrapped
     model.register_forward_hook(lambda module, args, output: output + 1)
-    np.testing.assert_allclose(model(x).numpy(), expected.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(model(x).detach().numpy(), expected.detach().numpy(), rtol=1e-6)
 
 
 def test_hooks_with_kwargs_see_and_replace_kwargs():
@@ -49,7 +49,7 @@ def test_hooks_with_kwargs_see_and_replace_kwargs():
     x = dl.randn(2, 3)
     out = model(x, scale=2.0)
     assert calls == [("pre", ["scale"]), ("post", 3.0)]
-    np.testing.assert_allclose(out.numpy(), (model.forward(x) * 3.0).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(out.detach().numpy(), (model.forward(x) * 3.0).detach().numpy(), rtol=1e-6)
 
 
 def test_prepend_order_and_removable_handles():
@@ -96,7 +96,7 @@ def test_adding_and_removing_hooks_after_compiling_recompiles(backend):
     assert_equal_values(compiled(x), plain)
     handle = model.first.register_forward_hook(lambda m, a, o: o * 10)
     hooked = model(x)
-    assert not np.allclose(hooked.numpy(), plain.numpy())
+    assert not np.allclose(hooked.detach().numpy(), plain.detach().numpy())
     assert_equal_values(compiled(x), hooked)
     stats = dl.stats()
     assert stats.recompiles == 1 and stats.cache_hits == 0 and not stats.fallbacks

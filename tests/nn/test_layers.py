@@ -29,10 +29,10 @@ def test_linear_forward_and_init():
     assert fc.weight.dtype == dl.float32
     bound = 1 / math.sqrt(20)
     for p in (fc.weight, fc.bias):
-        values = p.numpy()
+        values = p.detach().numpy()
         assert np.all(np.abs(values) <= bound) and values.std() > bound / 4
     x = randn(7, 20)
-    np.testing.assert_allclose(fc(t(x)).numpy(), ref.linear(x, **_wb(fc)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fc(t(x)).detach().numpy(), ref.linear(x, **_wb(fc)), rtol=1e-5, atol=1e-6)
 
 
 def _wb(module):
@@ -46,8 +46,8 @@ def test_linear_is_reproducible_under_manual_seed():
     dl.manual_seed(123)
     b = nn.Linear(8, 4)
     c = nn.Linear(8, 4)
-    np.testing.assert_array_equal(a.weight.numpy(), b.weight.numpy())
-    assert not np.array_equal(b.weight.numpy(), c.weight.numpy())
+    np.testing.assert_array_equal(a.weight.detach().numpy(), b.weight.detach().numpy())
+    assert not np.array_equal(b.weight.detach().numpy(), c.weight.detach().numpy())
 
 
 def test_linear_no_bias_dtype_and_repr():
@@ -55,7 +55,7 @@ def test_linear_no_bias_dtype_and_repr():
     assert fc.bias is None and [n for n, _ in fc.named_parameters()] == ["weight"]
     assert fc.weight.dtype == dl.float64
     x = np.random.default_rng(0).standard_normal((4, 3))
-    np.testing.assert_allclose(fc(dl.from_numpy(x)).numpy(), x @ fc.weight.numpy().T, rtol=1e-12)
+    np.testing.assert_allclose(fc(dl.from_numpy(x)).detach().numpy(), x @ fc.weight.detach().numpy().T, rtol=1e-12)
     assert repr(fc) == "Linear(in_features=3, out_features=2, bias=False)"
 
 
@@ -91,7 +91,7 @@ def test_conv2d_layer(kwargs, channels_last):
     p = params(conv)
     padding = conv.padding if conv.padding != "same" else (1, 1)
     expected = ref.conv2d(x, p["weight"], p.get("bias"), conv.stride, padding, conv.dilation, conv.groups)
-    np.testing.assert_allclose(conv(xt).numpy(), expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(conv(xt).detach().numpy(), expected, rtol=1e-4, atol=1e-4)
 
 
 def test_conv2d_init_bounds_and_repr():
@@ -99,8 +99,8 @@ def test_conv2d_init_bounds_and_repr():
     conv = nn.Conv2d(3, 8, 5, stride=2, padding=1, groups=1)
     fan_in = 3 * 25
     assert conv.weight.shape == (8, 3, 5, 5)
-    assert np.abs(conv.weight.numpy()).max() <= 1 / math.sqrt(fan_in)
-    assert np.abs(conv.bias.numpy()).max() <= 1 / math.sqrt(fan_in)
+    assert np.abs(conv.weight.detach().numpy()).max() <= 1 / math.sqrt(fan_in)
+    assert np.abs(conv.bias.detach().numpy()).max() <= 1 / math.sqrt(fan_in)
     assert repr(conv) == "Conv2d(3, 8, kernel_size=(5, 5), stride=(2, 2), padding=(1, 1))"
     assert repr(nn.Conv2d(4, 4, 3, groups=2, bias=False, dilation=2)) == (
         "Conv2d(4, 4, kernel_size=(3, 3), stride=(1, 1), dilation=(2, 2), groups=2, bias=False)"
@@ -151,7 +151,7 @@ def test_layer_norm_layer():
         ln.bias.copy_(t(randn(6, seed=2)))
     x = randn(3, 4, 6) * 2 + 5
     p = params(ln)
-    np.testing.assert_allclose(ln(t(x)).numpy(), ref.layer_norm(x, (6,), p["weight"], p["bias"]), rtol=1e-4,
+    np.testing.assert_allclose(ln(t(x)).detach().numpy(), ref.layer_norm(x, (6,), p["weight"], p["bias"]), rtol=1e-4,
                                atol=1e-5)
     plain = nn.LayerNorm((4, 6), elementwise_affine=False)
     assert list(plain.parameters()) == []
@@ -162,10 +162,10 @@ def test_layer_norm_layer():
 def test_embedding_layer():
     dl.manual_seed(0)
     emb = nn.Embedding(10, 3, padding_idx=2)
-    w = emb.weight.numpy()
+    w = emb.weight.detach().numpy()
     assert np.all(w[2] == 0) and w.std() > 0.5
     idx = np.array([[1, 2, 4], [9, 0, 2]], dtype=np.int64)
-    np.testing.assert_array_equal(emb(t(idx)).numpy(), w[idx])
+    np.testing.assert_array_equal(emb(t(idx)).detach().numpy(), w[idx])
     assert repr(emb) == "Embedding(10, 3, padding_idx=2)"
     pre = nn.Embedding.from_pretrained(dl.eye(3))
     assert pre.weight.requires_grad is False
@@ -227,7 +227,7 @@ def test_sequential_cnn_matches_numpy_in_both_layouts():
     p = params(net)
     h = ref.max_pool2d(ref.relu(ref.conv2d(x, p["0.weight"], p["0.bias"], padding=1)), 2)
     expected = ref.linear(h.reshape(2, -1), p["4.weight"], p["4.bias"])
-    np.testing.assert_allclose(net(t(x)).numpy(), expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(net(t(x)).detach().numpy(), expected, rtol=1e-4, atol=1e-5)
     net.to(memory_format=dl.channels_last)
     out = net(t(x).contiguous(memory_format=dl.channels_last))
-    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-4, atol=1e-5)

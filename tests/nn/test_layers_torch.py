@@ -58,7 +58,7 @@ def test_layer_matches_torch(case):
     assert f"{name}/out{len(outputs)}" not in RECORDED.files, "torch returned more outputs"
     for out, want in zip(outputs, expected):
         assert tuple(out.shape) == want.shape and out.dtype == dl.tensor(want).dtype
-        np.testing.assert_allclose(out.numpy(), want, **TOLERANCE, err_msg=name)
+        np.testing.assert_allclose(out.detach().numpy(), want, **TOLERANCE, err_msg=name)
     prefix = f"{name}/after/"
     after = {k[len(prefix):]: RECORDED[k] for k in RECORDED.files if k.startswith(prefix)}
     state = layer.state_dict()

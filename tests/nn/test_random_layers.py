@@ -32,7 +32,7 @@ def test_lstm_dropout_acts_between_layers_only_in_training():
     first = lstm(x)[0]
     dl.manual_seed(2)
     second = lstm(x)[0]
-    assert not np.allclose(first.numpy(), second.numpy())
+    assert not np.allclose(first.detach().numpy(), second.detach().numpy())
     single = dl.nn.LSTM(4, 5, num_layers=1, dropout=0.0).train()
     assert_equal_values(single(x), single(x))  # no dropout after the last layer
 

@@ -84,6 +84,8 @@ def test_iterable_dataset_and_loader_argument_errors():
         data.DataLoader(ds, batch_size=2, batch_sampler=[[0, 1]])
     with pytest.raises(ValueError, match="expected unspecified shuffle option, but got shuffle=True"):
         data.DataLoader(Stream(), shuffle=True)
-    with pytest.raises(NotImplementedError, match="num_workers=0"):
-        data.DataLoader(ds, num_workers=2)
+    with pytest.raises(ValueError, match="multiprocessing_context can only be used with multi-process loading"):
+        data.DataLoader(ds, multiprocessing_context="spawn")
+    with pytest.raises(ValueError, match="valid start method"):
+        data.DataLoader(ds, num_workers=2, multiprocessing_context="no-such-method")
     assert [b[0].item() for b in data.DataLoader(ds, batch_size=None)] == [0, 1, 2, 3]

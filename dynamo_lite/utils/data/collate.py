@@ -9,10 +9,28 @@ import numpy as np
 from ...ops.api import as_tensor, from_numpy, stack, tensor
 from ...tensor.dtype import float64, int64
 from ...tensor.tensor import Tensor
+from .worker import get_worker_info
 
 
 def _collate_tensors(batch):
+    info = get_worker_info()
+    if info is not None and _plain_cpu_rows(batch):
+        # In a worker: stack straight into shared memory, which the main process maps without
+        # copying (NOTE: [worker tensors in shared memory]).
+        out = info._allocator.empty((len(batch), *batch[0]._sizes), batch[0]._dtype)
+        rows = out._array()
+        for i, sample in enumerate(batch):
+            rows[i] = sample._array()
+        return out
     return stack(batch, 0)
+
+
+def _plain_cpu_rows(batch) -> bool:
+    """Same shape and dtype, on the CPU, outside autograd: rows a plain copy can stack."""
+    first = batch[0]
+    return first.numel() > 0 and all(
+        type(t) is Tensor and t._sizes == first._sizes and t._dtype is first._dtype
+        and t._storage.device.type == "cpu" and not t._requires_grad for t in batch)
 
 
 def _collate_numpy(batch):
