@@ -7,6 +7,7 @@ import glob
 import mmap
 import multiprocessing
 import os
+import pickle
 
 import numpy as np
 import pytest
@@ -213,3 +214,17 @@ def test_bad_options_raise_torch_errors():
         data.DataLoader(ds, num_workers=1, timeout=-1)
     with pytest.raises(TypeError, match="multiprocessing_context option should be a valid context object"):
         data.DataLoader(ds, num_workers=1, multiprocessing_context=3)
+
+
+def test_a_dataset_spawn_cannot_pickle_fails_at_iter_without_leaving_workers():
+    class Local(data.Dataset):  # not importable by name: spawn cannot send it
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, index):
+            return index
+
+    before = set(multiprocessing.active_children())
+    with pytest.raises((AttributeError, TypeError, pickle.PicklingError)):
+        iter(data.DataLoader(Local(), num_workers=2, multiprocessing_context="spawn"))
+    assert set(multiprocessing.active_children()) <= before

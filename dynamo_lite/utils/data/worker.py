@@ -33,12 +33,11 @@ class WorkerInfo:
         >>> info.id, info.num_workers, info.seed     # e.g. (1, 2, base_seed + 1)
     """
 
-    __slots__ = ("id", "num_workers", "seed", "dataset", "_allocator", "_frozen")
+    __slots__ = ("id", "num_workers", "seed", "dataset", "_allocator")
 
     def __init__(self, **fields):
         for key, value in fields.items():
             object.__setattr__(self, key, value)
-        object.__setattr__(self, "_frozen", True)
 
     def __setattr__(self, key, value):
         raise RuntimeError(f"Cannot assign attributes to {type(self).__name__} objects")

@@ -74,17 +74,24 @@ class WorkerProcesses:
         self.done = context.Event()
         self.index_queues, self.processes = [], []
         self.stopped = False
-        for worker_id in range(loader.num_workers):
-            spec = WorkerSpec(worker_id, loader.num_workers, loader.dataset, loader._iterable, loader._auto_collation,
-                              loader.collate_fn, loader.drop_last, base_seed, loader.worker_init_fn,
-                              self.file_prefix, os.getpid())
-            index_queue = context.Queue()
-            index_queue.cancel_join_thread()  # never block exit on indices no worker will read
-            process = context.Process(target=worker_loop, args=(spec, index_queue, self.result_queue, self.done),
-                                      daemon=True)
-            process.start()
-            self.index_queues.append(index_queue)
-            self.processes.append(process)
+        try:
+            for worker_id in range(loader.num_workers):
+                self._start(loader, context, base_seed, worker_id)
+        except BaseException:  # e.g. spawn cannot pickle the dataset: stop the workers already started
+            self.shutdown()
+            raise
+
+    def _start(self, loader, context, base_seed: int, worker_id: int) -> None:
+        spec = WorkerSpec(worker_id, loader.num_workers, loader.dataset, loader._iterable, loader._auto_collation,
+                          loader.collate_fn, loader.drop_last, base_seed, loader.worker_init_fn,
+                          self.file_prefix, os.getpid())
+        index_queue = context.Queue()
+        index_queue.cancel_join_thread()  # never block exit on indices no worker will read
+        self.index_queues.append(index_queue)
+        process = context.Process(target=worker_loop, args=(spec, index_queue, self.result_queue, self.done),
+                                  daemon=True)
+        process.start()
+        self.processes.append(process)
 
     def dead_pids(self) -> list:
         return [process.pid for process in self.processes if not process.is_alive()]
