@@ -80,4 +80,5 @@ class NonLeaf(data.Dataset):
         return 4
 
     def __getitem__(self, index):
-        return dl.ones(2, requires_grad=True) * 2
+        with dl.enable_grad():  # whatever mode the process forked in
+            return dl.ones(2, requires_grad=True) * 2
