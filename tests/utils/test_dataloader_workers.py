@@ -228,3 +228,9 @@ def test_a_dataset_spawn_cannot_pickle_fails_at_iter_without_leaving_workers():
     with pytest.raises((AttributeError, TypeError, pickle.PicklingError)):
         iter(data.DataLoader(Local(), num_workers=2, multiprocessing_context="spawn"))
     assert set(multiprocessing.active_children()) <= before
+
+
+def test_out_of_order_delivery_still_delivers_every_batch_once():
+    loader = data.DataLoader(Failing(sleep=0.01), batch_size=2, num_workers=3, in_order=False,
+                             multiprocessing_context=FAST)
+    assert sorted(tuple(b.tolist()) for b in loader) == [(i, i + 1) for i in range(0, 16, 2)]

@@ -68,7 +68,8 @@ class WorkerProcesses:
     """
 
     def __init__(self, loader, context, base_seed: int):
-        self.file_prefix = f"dynamo_lite_{os.getpid()}_{uuid.uuid4().hex[:12]}_"
+        self.owner_pid = os.getpid()
+        self.file_prefix = f"dynamo_lite_{self.owner_pid}_{uuid.uuid4().hex[:12]}_"
         self.leftovers = leftovers_pattern(self.file_prefix)
         self.result_queue = context.Queue()
         self.done = context.Event()
@@ -98,8 +99,8 @@ class WorkerProcesses:
 
     def shutdown(self) -> None:
         """Stop and join every worker, drop undelivered batches and their shared-memory files."""
-        if self.stopped:
-            return
+        if self.stopped or os.getpid() != self.owner_pid:
+            return  # a forked worker holding a copy of another loader's pool must not touch it
         self.stopped = True
         self.done.set()
         for index_queue in self.index_queues:
