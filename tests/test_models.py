@@ -36,7 +36,7 @@ def test_workload_matches_numpy_reference(name):
             assert out is None
             continue
         assert out.dtype == dl.float32 and tuple(out.shape) == exp.shape
-        np.testing.assert_allclose(out.numpy(), exp, rtol=workload.rtol, atol=workload.atol)
+        np.testing.assert_allclose(out.detach().numpy(), exp, rtol=workload.rtol, atol=workload.atol)
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
@@ -59,7 +59,7 @@ def test_small_cnn_layouts_agree():
     (x,) = nchw.make_inputs()
     out = nchw.make()(x)
     out_cl = model_cl(x_cl)
-    np.testing.assert_allclose(out_cl.numpy(), out.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out_cl.detach().numpy(), out.detach().numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_sizes_are_as_documented():
@@ -92,7 +92,7 @@ def test_gpt_has_the_nanogpt_shape():
     # causality: changing the last token changes no earlier position's logits
     changed = idx.clone()
     changed[:, -1] = (idx[:, -1] + 1) % vocab
-    np.testing.assert_array_equal(gpt(changed)[0].numpy()[:, :-1], logits.numpy()[:, :-1])
+    np.testing.assert_array_equal(gpt(changed)[0].detach().numpy()[:, :-1], logits.detach().numpy()[:, :-1])
     with pytest.raises(ValueError, match="block size is only 32"):
         gpt(dl.zeros(1, block + 1, dtype=dl.long))
 
@@ -103,7 +103,7 @@ def test_gpt_loss_is_cross_entropy_over_every_position():
     (idx,) = WORKLOADS["gpt"].make_inputs()
     targets = (idx + 1) % models.GPT_VOCAB
     logits, loss = gpt(idx, targets)
-    flat = logits.numpy().reshape(-1, models.GPT_VOCAB).astype(np.float64)
+    flat = logits.detach().numpy().reshape(-1, models.GPT_VOCAB).astype(np.float64)
     log_probs = flat - flat.max(1, keepdims=True)
     log_probs -= np.log(np.exp(log_probs).sum(1, keepdims=True))
     expected = -log_probs[np.arange(flat.shape[0]), targets.numpy().reshape(-1)].mean()
