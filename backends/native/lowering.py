@@ -69,11 +69,11 @@ class NativeLowering:
             if values[node].root.kind == "fresh":
                 builder.allocate_fresh(values[node])
         operands, sizes, strides = group_geometry(plan, values)
-        c_name = self._add(lambda name: group_source(name, plan, operands, [s[-1] for s in strides]), "group",
-                           GROUP_ARGS, len(operands))
+        names = self._add(builder, group.nodes, lambda name: group_source(name, plan, operands, [s[-1] for s in strides]),
+                          "group", GROUP_ARGS, len(operands))
         flat = [s for per_operand in strides for s in per_operand]
-        self._emit_call(builder, c_name, group.nodes, [len(sizes), self._ints(builder, sizes, "sizes"),
-                                                       self._ints(builder, flat, "strides")], operands)
+        self._emit_call(builder, names, group.nodes, [len(sizes), self._ints(builder, sizes, "sizes"),
+                                                      self._ints(builder, flat, "strides")], operands)
         return True
 
     def emit_node(self, builder, node) -> bool:
@@ -90,11 +90,11 @@ class NativeLowering:
         value = builder.values[node]
         if value.root.kind == "fresh":
             builder.allocate_fresh(value)
-        c_name = self._add(lambda name: row_source(name, call), "row", ROW_ARGS, len(call.operands))
-        flat = [s for per_operand in call.strides for s in per_operand]
         members = (prologue.group.nodes if prologue else []) + [node]
-        self._emit_call(builder, c_name, members, [len(call.sizes), self._ints(builder, call.sizes, "sizes"), call.row,
-                                                   self._ints(builder, flat, "strides")], call.operands)
+        names = self._add(builder, members, lambda name: row_source(name, call), "row", ROW_ARGS, len(call.operands))
+        flat = [s for per_operand in call.strides for s in per_operand]
+        self._emit_call(builder, names, members, [len(call.sizes), self._ints(builder, call.sizes, "sizes"), call.row,
+                                                  self._ints(builder, flat, "strides")], call.operands)
         return True
 
     def finish(self, builder) -> None:
@@ -118,11 +118,13 @@ class NativeLowering:
         return PREAMBLE + "\n\n" + "\n\n".join(self.sources) + "\n"
 
     # -- helpers ------------------------------------------------------------------------------
-    def _add(self, make_source, kind: str, leading: list, operand_count: int) -> str:
+    def _add(self, builder, members: list, make_source, kind: str, leading: list, operand_count: int) -> tuple:
+        """Add a kernel to the library being generated: ``(C name, global name of its binding)``."""
         c_name = f"dl_{kind}{len(self.functions)}"
+        function = builder.fresh_name(f"_native_{members[0].name}")
         self.sources.append(make_source(c_name))
-        self.functions.append((c_name, None, leading + [ctypes.c_void_p] * operand_count))
-        return c_name
+        self.functions.append((c_name, function, leading + [ctypes.c_void_p] * operand_count))
+        return c_name, function
 
     @staticmethod
     def _ints(builder, values, base: str) -> str:
@@ -142,10 +144,8 @@ class NativeLowering:
             self._pool_pointers[value] = builder.pool_entry(f"{value.name}_p", pinned) + "[1]"
         return self._pool_pointers[value]
 
-    def _emit_call(self, builder, c_name: str, members: list, leading: list, operands: list) -> None:
-        function = builder.fresh_name(f"_native_{members[0].name}")
-        name, _, argtypes = self.functions[-1]
-        self.functions[-1] = (name, function, argtypes)
+    def _emit_call(self, builder, names: tuple, members: list, leading: list, operands: list) -> None:
+        c_name, function = names
         pointers = [self._pointer(builder, builder.values[n]) for n in operands]
         settings = builder.bind(self.threads, "threads")
         builder.emit(f"# native kernel {c_name}: {', '.join(m.name for m in members)}")
