@@ -8,7 +8,7 @@ reduction's own output or a kept-dim bias), so each pass over a row is a unit-st
 loop gcc vectorizes. Sums accumulate in double (float32 and float64 inputs alike): at
 least as exact as NumPy's pairwise float32 sums eager uses, within torch's float32
 tolerance. Each body repeats eager's operation order in the output dtype otherwise
-(softmax: max, exp of the difference, sum, division; layer_norm: mean, mean of squared
+(softmax: max, exp of the difference, sum, scaling by the sum's reciprocal; layer_norm: mean, mean of squared
 deviations, ``+ eps``, ``1 / sqrt``, scale, shift), so NaN and infinity come out as in
 eager (a NaN anywhere in a row makes the max NaN, and so the whole row, as NumPy's
 ``amax`` does). Anything else (other dtypes, a ``dtype=`` cast, strided rows,
@@ -169,8 +169,10 @@ def _softmax(ctx):
     lines = ctx.extremum(True)
     lines += ["double acc = 0;"] + ctx.loop("reduction(+:acc)", [f"const {t} e = {_fn(ctx, 'exp', 'x - m')};",
                                                                f"{ctx.out}[i] = e;", "acc += (double)e;"])
-    lines.append(f"const {t} total = ({t})acc;")
-    return lines + ctx.loop(body=[f"{ctx.out}[i] = {ctx.out}[i] / total;"], element=False)
+    # The total is in [1, R] (the max's own term is 1) or NaN: multiplying by its reciprocal
+    # instead of dividing (eager) is within an ulp and keeps NaN.
+    lines.append(f"const {t} scale = {ctx.lit(1.0)} / ({t})acc;")
+    return lines + ctx.loop(body=[f"{ctx.out}[i] = {ctx.out}[i] * scale;"], element=False)
 
 
 def _log_softmax(ctx):
