@@ -98,7 +98,7 @@ class NativeBackend(NumpyBackend):
         function = specializations.build(list(example_inputs), propagate=False)
         program = specializations.programs[-1] if specializations.programs else None
         gm.backend_code = _describe(program, specializations.eager_reason, lowering)
-        record_fused_groups(gm, [g.group.nodes for g in program.groups] if program else [])
+        record_fused_groups(gm, [lowering.fused_nodes(g.group) for g in program.groups] if program else [])
         if program is not None and graph_log.isEnabledFor(logging.DEBUG):
             graph_log.debug("native code of %s:\n%s", getattr(gm, "class_name", "graph"), gm.backend_code)
         return function

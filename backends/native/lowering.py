@@ -55,6 +55,11 @@ class NativeLowering:
                 moved.update({member: reader for member in group.nodes})
         return moved
 
+    def fused_nodes(self, group) -> list:
+        """The nodes one kernel computes for ``group``: its members, and the row op it feeds if it is a prologue."""
+        reader = self.prologues.get(id(group))
+        return list(group.nodes) + ([reader] if reader is not None else [])
+
     def emit_group(self, builder, plan) -> bool:
         """Emit ``plan``'s group as a C kernel call; False if some member has no exact lowering."""
         group, values = plan.group, builder.values

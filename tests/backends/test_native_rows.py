@@ -124,3 +124,15 @@ def test_one_library_serves_every_size(tmp_path, monkeypatch):
         x = dl.randn(n, m)
         assert_equal_values(compiled(x), (dl.softmax(x * 2, -1), F.layer_norm(x, (m,))), **TOLERANCE)
     assert len(os.listdir(os.path.join(tmp_path, "native"))) == 1
+
+
+def test_report_outlines_a_prologue_with_its_row_op():
+    graphs = []
+
+    class Keeping(Recording):
+        def __call__(self, gm, example_inputs):
+            graphs.append(gm)
+            return super().__call__(gm, example_inputs)
+
+    dl.compile(lambda x: dl.softmax(x * 2 + 1, -1) + 1, backend=Keeping())(dl.randn(4, 8))
+    assert graphs[0].fused_groups == [["mul", "add", "softmax"], ["add_1"]]
