@@ -62,15 +62,23 @@ def get_num_threads() -> int:
 
 
 class NativeBackend(NumpyBackend):
-    """The native backend; ``dl.compile(fn, backend="native")`` compiles synchronously."""
+    """The native backend; ``dl.compile(fn, backend="native")`` compiles synchronously.
+
+    Args:
+        fall_back: without a compiler, or when a build fails, compile with the numpy backend
+            (logged once); False raises ``BuildError`` instead (the upper tier of ``auto``).
+    """
 
     __name__ = "native"
 
-    def __init__(self):
+    def __init__(self, *, fall_back: bool = True):
         super().__init__()
+        self.fall_back = fall_back
         self._reported: set = set()
 
     def __call__(self, gm, example_inputs):
+        if not self.fall_back:
+            return self.compile_or_raise(gm, example_inputs)
         reason = self.unavailable()
         if reason is not None:
             self._report(f"native backend unavailable, using numpy: {reason}")
@@ -109,7 +117,7 @@ class NativeBackend(NumpyBackend):
             log.warning(message)
 
     def __repr__(self) -> str:
-        return "NativeBackend()"
+        return "NativeBackend()" if self.fall_back else "NativeBackend(fall_back=False)"
 
 
 def _ran_by(function, name: str):
@@ -130,4 +138,6 @@ def _describe(program, reason, lowering) -> str:
 
 native_backend = NativeBackend()
 register_backend("native", native_backend, devices=("cpu",))
-register_tier("numpy", Tier("native", native_backend.compile_or_raise, native_backend.unavailable))
+# A backend object, not the bound method: compile_graph reads its symbolic_shapes (a graph
+# with symbolic sizes goes to it whole, specialized per signature inside).
+register_tier("numpy", Tier("native", NativeBackend(fall_back=False), native_backend.unavailable))

@@ -9,6 +9,8 @@ import sys
 import pytest
 
 import dynamo_lite as dl
+from dynamo_lite.backends.per_shape import PerShapeCompiled
+from dynamo_lite.graph.passes.sizes import is_symbolic
 from dynamo_lite.backends.registry import AUTO, backend_name_of
 from dynamo_lite.backends.tiered import Tier, TieredFunction
 from tests.backends.native_cases import needs_compiler
@@ -105,3 +107,30 @@ def test_suite_without_a_compiler_in_a_subprocess():
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "SKIPPED" in result.stdout  # returncode 0: nothing failed
     assert "native: no C compiler found (looked for CC='/nonexistent/dynamo-lite-cc')" in result.stdout
+
+
+@needs_compiler
+def test_a_graph_with_symbolic_sizes_tiers_up_whole(tier_at_once):
+    # The native tier takes the symbolic graph as it is (one library, specialized per
+    # signature inside), not one synchronous build per shape on the caller's thread.
+    made = []
+
+    def auto(gm, example_inputs):
+        made.append((is_symbolic(gm.graph), AUTO(gm, example_inputs)))
+        return made[-1][1]
+
+    auto.symbolic_shapes = True
+
+    def f(x, w):
+        return dl.softmax((x * w).reshape(x.shape[0] * 2, -1), -1) * x.shape[0]
+
+    compiled = dl.compile(f, backend=auto, dynamic=True)
+    x, w = dl.randn(6, 24), dl.randn(24)
+    assert_equal_values(compiled(x, w), f(x, w), **TOLERANCE)
+    (symbolic, function), = made
+    assert symbolic and function.wait(timeout=120) and function.backend_name == "native"
+    assert not isinstance(function.current, PerShapeCompiled)
+    for n in (3, 17):
+        x = dl.randn(n, 24)
+        assert_equal_values(compiled(x, w), f(x, w), **TOLERANCE)
+    assert len(made) == 1
