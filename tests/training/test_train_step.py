@@ -61,8 +61,9 @@ def test_explain_names_the_one_break_and_traces_the_optimizer():
     assert [r.reason.split(" (")[0] for r in out.break_reasons] == [
         "backward() runs the autograd engine"]
     assert out.break_reasons[0].lineno is not None and "loss.backward()" in str(out.break_reasons[0])
-    assert out.graph_count == 2
-    ops = [str(op) for op in out.ops_per_graph[1]]
+    # The forward's graph (with a compiled backward, its backward graph too), then the optimizer's.
+    assert out.graph_count >= 2 and len(out.frames) == 2
+    ops = [str(op) for op in out.ops_per_graph[-1]]
     assert sum("add_" in op for op in ops) >= 4 and sum("mul_" in op for op in ops) == 4, ops
 
 

@@ -66,7 +66,7 @@ def test_guards_of_the_forward_stay_constant_and_the_optimizer_grows_linearly():
         x, y = gpt_batches()[0]
         step(x, y)  # the optimizer state exists: the steady-state translation
         out = dl.explain(step)(x, y)
-        assert out.graph_count == 2 and out.graph_break_count == 1
+        assert out.graph_count >= 2 and out.graph_break_count == 1 and len(out.frames) == 2
         forward, optimizer = (_per_call_checks(f.report.guard_code) for f in out.frames)
         counts[n_layer] = (forward, optimizer, len(list(model.parameters())))
     (f1, o1, p1), (f3, o3, p3) = counts[1], counts[3]
