@@ -46,8 +46,7 @@ def test_train_step_equals_eager_after_20_calls(name):
     assert after.graph_count - before.graph_count >= 2  # the forward graph and the optimizer's graph
 
 
-@pytest.mark.parametrize("backend", ["numpy"])
-def test_train_step_on_a_codegen_backend(backend):
+def test_train_step_on_every_backend(backend):
     run_against_eager(small_mlp, OPTIMIZERS["adamw"], mse, regression_batches(), backend=backend, expect_breaks=1)
 
 
