@@ -177,3 +177,32 @@ def test_autograd_flags_of_frame_tensors_are_guarded_constants():
     assert after.graph_count > before.graph_count and after.graph_breaks - before.graph_breaks == 1
     # The code after the break reads the history x now has: it runs eagerly.
     assert ["grad_fn" in f.reason for f in after.fallbacks[len(before.fallbacks):]] == [True]
+
+
+def test_gradients_replaced_by_tensors_and_read_back():
+    """p.grad = tensor is replayed after the graph; reading p.grad later in the frame sees it."""
+
+    def make_step(model, opt):
+        def train_step(x, y):
+            loss = cross_entropy(model(x), y)
+            loss.backward()
+            for p in model.parameters():
+                p.grad = p.grad * 0.5
+            total = sum(p.grad.sum() for p in model.parameters())
+            opt.step()
+            opt.zero_grad()
+            return loss, total
+        return train_step
+
+    eager_model, compiled_model = small_mlp(), small_mlp()
+    eager = make_step(eager_model, dl.optim.SGD(eager_model.parameters(), lr=0.1))
+    compiled = dl.compile(make_step(compiled_model, dl.optim.SGD(compiled_model.parameters(), lr=0.1)))
+    before = dl.stats()
+    for x, y in classification_batches(4):
+        (le, te), (lc, tc) = eager(x, y), compiled(x, y)
+        np.testing.assert_allclose(lc.detach().numpy(), le.detach().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(tc.numpy(), te.numpy(), rtol=1e-5, atol=1e-6)
+    for pe, pc in zip(eager_model.parameters(), compiled_model.parameters()):
+        np.testing.assert_allclose(pc.detach().numpy(), pe.detach().numpy(), rtol=1e-5, atol=1e-6)
+        assert pc.grad is None and pe.grad is None
+    assert_compiled(before, dl.stats(), expect_breaks=1)
