@@ -72,6 +72,24 @@ def multiplies_numpy_scalars(x, a):
     return x + 1, scaled
 
 
+def adds_in_place(x, a):
+    y = x + 1
+    a += a  # an in-place operator on NumPy's float64 runs eagerly (spelled as operator.iadd)
+    return y, a
+
+
+def unpacks_an_array(x, arr):
+    y = x + 1
+    p, q = arr  # iterating an ndarray runs eagerly: UNPACK_SEQUENCE
+    return y, p, q
+
+
+def negates_a_numpy_scalar(x, a):
+    y = x + 1
+    n = -a
+    return y, n
+
+
 def check_view(fn, *args):
     """Explain ``fn(*args)``, run the view of every frame and compare with the original
     (result and printed output); returns the views."""
@@ -101,6 +119,9 @@ def same_values(a, b):
     (prints_unpacked, lambda: (dl.ones(3), ("a", 1), {"sep": "-"}), "(*__dl_tmp1, **__dl_tmp2)"),
     (try_block_then_break, lambda: (dl.ones(3),), "('after the try')"),
     (multiplies_numpy_scalars, lambda: (dl.ones(3), np.float64(3.0)), "(__dl_tmp0 * __dl_tmp0)"),
+    (adds_in_place, lambda: (dl.ones(3), np.float64(2.0)), "__iadd(__dl_tmp0, __dl_tmp0)"),
+    (unpacks_an_array, lambda: (dl.ones(3), np.arange(2.0)), "(__dl_item0, __dl_item1) = __dl_tmp0"),
+    (negates_a_numpy_scalar, lambda: (dl.ones(3), np.float64(3.0)), "(-__dl_tmp0)"),
 ])
 def test_the_view_of_an_eager_instruction_runs_like_the_original(fn, make_args, spelled, capsys):
     out, views = check_view(fn, *make_args())
