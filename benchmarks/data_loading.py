@@ -9,6 +9,7 @@ moving the batch between processes (here: through shared memory, no copy on rece
 from __future__ import annotations
 
 import argparse
+import importlib
 
 import numpy as np
 
@@ -73,7 +74,9 @@ def main(argv=None) -> None:
     parser.add_argument("--work", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args(argv)
-    dataset, batch = Images(args.samples, args.work), 32
+    # The class as imported by name (not __main__.Images): forkserver/spawn workers unpickle it.
+    images = importlib.import_module("benchmarks.data_loading").Images
+    dataset, batch = images(args.samples, args.work), 32
     variants = {
         "plain loop": plain_loop(dataset, batch),
         "DataLoader num_workers=0": loader_epoch(data.DataLoader(dataset, batch_size=batch)),

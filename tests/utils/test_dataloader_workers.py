@@ -8,6 +8,7 @@ import mmap
 import multiprocessing
 import os
 import pickle
+import time
 
 import numpy as np
 import pytest
@@ -189,10 +190,11 @@ def test_persistent_workers_are_reused_and_restart_iterable_streams():
     assert_stopped(iterator)
 
 
-def test_spawn_workers_give_the_same_batches():
+@pytest.mark.parametrize("method", [m for m in ("spawn", "forkserver") if m in multiprocessing.get_all_start_methods()])
+def test_spawned_workers_give_the_same_batches(method):
     make = lambda workers, context: data.DataLoader(Rows(10), batch_size=4, shuffle=True, num_workers=workers,
                                                     generator=seeded(5), multiprocessing_context=context)
-    assert as_lists(make(2, "spawn")) == as_lists(make(0, None))
+    assert as_lists(make(2, method)) == as_lists(make(0, None))
 
 
 def test_default_start_method_avoids_fork_once_openmp_is_loaded(monkeypatch):
@@ -234,3 +236,14 @@ def test_out_of_order_delivery_still_delivers_every_batch_once():
     loader = data.DataLoader(Failing(sleep=0.01), batch_size=2, num_workers=3, in_order=False,
                              multiprocessing_context=FAST)
     assert sorted(tuple(b.tolist()) for b in loader) == [(i, i + 1) for i in range(0, 16, 2)]
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(), reason="no forkserver")
+def test_idle_forkserver_workers_keep_serving():
+    # Their OS parent is the fork server, not this process: the "is my loader's process alive"
+    # check they make when idle must look at this process.
+    from dynamo_lite.utils.data.worker import PARENT_CHECK_INTERVAL
+
+    iterator = iter(data.DataLoader(Rows(40), batch_size=2, num_workers=2, multiprocessing_context="forkserver"))
+    time.sleep(2.5 * PARENT_CHECK_INTERVAL)  # the prefetched batches are done; the workers sit idle
+    assert [i.tolist() for _, i in iterator] == [[k, k + 1] for k in range(0, 40, 2)]

@@ -5,7 +5,7 @@ a worker's exception and traceback to the main process and raises it there.
 """
 from __future__ import annotations
 
-import os
+import multiprocessing
 import queue
 import random
 import sys
@@ -109,7 +109,6 @@ class WorkerSpec:
     base_seed: int
     worker_init_fn: object
     file_prefix: str
-    parent_pid: int
 
 
 def _seed(base_seed: int, worker_id: int) -> int:
@@ -138,6 +137,8 @@ def worker_loop(spec: WorkerSpec, index_queue, result_queue, done_event) -> None
         allocator = SharedFileAllocator(f"{spec.file_prefix}w{spec.worker_id}_")
         _worker_info = WorkerInfo(id=spec.worker_id, num_workers=spec.num_workers, seed=seed, dataset=spec.dataset,
                                   _allocator=allocator)
+        # The process that made the loader (under forkserver it is not our OS parent).
+        parent = multiprocessing.parent_process()
         init_error = fetcher = None
         try:
             if spec.worker_init_fn is not None:
@@ -149,7 +150,7 @@ def worker_loop(spec: WorkerSpec, index_queue, result_queue, done_event) -> None
             try:
                 message = index_queue.get(timeout=PARENT_CHECK_INTERVAL)
             except queue.Empty:
-                if os.getppid() != spec.parent_pid:
+                if parent is not None and not parent.is_alive():
                     break  # the main process died without shutting us down
                 continue
             if message is None:

@@ -85,7 +85,7 @@ class WorkerProcesses:
     def _start(self, loader, context, base_seed: int, worker_id: int) -> None:
         spec = WorkerSpec(worker_id, loader.num_workers, loader.dataset, loader._iterable, loader._auto_collation,
                           loader.collate_fn, loader.drop_last, base_seed, loader.worker_init_fn,
-                          self.file_prefix, os.getpid())
+                          self.file_prefix)
         index_queue = context.Queue()
         index_queue.cancel_join_thread()  # never block exit on indices no worker will read
         self.index_queues.append(index_queue)
