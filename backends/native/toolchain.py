@@ -97,6 +97,18 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _sleeping_openmp_threads() -> None:
+    """Let idle OpenMP threads sleep rather than spin, unless the user chose (``OMP_WAIT_POLICY``).
+
+    libgomp reads the policy once, when the first kernel library loads it. Spinning saves a
+    few microseconds per parallel loop on an idle machine; on one busier than its cores a
+    spinning thread waits for partners that are not running, and a 2-thread softmax of
+    (1024, 1024) took 22 ms instead of 3.6 ms (docs/performance.md). Kernels only use
+    threads from 256K elements on, where a wake-up is small against the work.
+    """
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def build(source: str) -> ctypes.CDLL:
     """The loaded shared object of ``source``: from the disk cache, else compiled into it.
 
@@ -117,6 +129,7 @@ def build(source: str) -> ctypes.CDLL:
                 continue
         try:
             with _LOCK:
+                _sleeping_openmp_threads()
                 return ctypes.CDLL(path)
         except OSError as exc:  # e.g. an older libmvec without a vector variant the code calls
             errors.append(f"loading {os.path.basename(path)} failed: {exc}")

@@ -140,3 +140,19 @@ def test_gelu_both_forms_with_specials(approximate):
     with np.errstate(all="ignore"):
         recording = compare(lambda x: dl.nn.functional.gelu(x * 1.5, **kwargs), x)
     assert ("erfcf(((-" in recording.codes[0]) == (approximate != "tanh")  # a call, not the declaration
+
+
+@needs_compiler
+@pytest.mark.parametrize("chosen", [None, "ACTIVE"])
+def test_idle_openmp_threads_sleep_unless_the_user_chose(chosen, tmp_path):
+    # libgomp reads the policy when the first kernel library loads it: a fresh process.
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env.update(PYTHONPATH=root, DYNAMO_LITE_CACHE_DIR=str(tmp_path), **({"OMP_WAIT_POLICY": chosen} if chosen else {}))
+    code = ("import os, dynamo_lite as dl; dl.compile(lambda x: x * 2 + 1, backend='native')(dl.randn(4)); "
+            "print(os.environ.get('OMP_WAIT_POLICY'))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.stdout.split()[-1] == (chosen or "PASSIVE"), out.stderr[-2000:]
