@@ -4,6 +4,14 @@ The generated function is straight-line Python: a signature check, one statement
 scheduled node (a kernel call writing into a preallocated array), fused groups as block
 loops (``fused.py``), and the outputs wrapped as Tensors. Arrays are referred to by
 local names the builder hands out; a value's array is defined where it is first needed.
+
+NOTE: [one function for all sizes] Every number that depends on the inputs' geometry
+(a view's sizes and strides, an output's allocation, a fused group's window over its
+iteration space) is written through ``FunctionBuilder.per_shape``: a literal in the
+function of a static graph, a local unpacked with the pool set in the function of a
+graph with symbolic sizes. Pool sets are made per concrete shape (``ShapePlan``), so
+that one function, compiled once, runs every size: a new size costs an analysis of the
+graph for it (metas, geometry, buffer and block plans), no code generation.
 """
 from __future__ import annotations
 
@@ -33,8 +41,8 @@ class FunctionBuilder:
     """Accumulates the body, the globals and the pool-set layout of one function.
 
     Attributes:
-        values: node -> Value (see ``values.py``).
-        memory: the MemoryPlan of the buffer roots.
+        shape: the ShapePlan of the inputs the function is generated for.
+        symbolic: whether geometry is read per shape (NOTE: [one function for all sizes]).
         lines: body lines (without the function's own indentation).
         preamble: module-level lines before ``forward`` (the functions of blocked groups).
         globals: name -> object the code refers to.
@@ -42,8 +50,8 @@ class FunctionBuilder:
             unpacked into locals at the start of each call.
     """
 
-    values: dict
-    memory: object
+    shape: object
+    symbolic: bool = False
     lines: list = field(default_factory=list)
     preamble: list = field(default_factory=list)
     globals: dict = field(default_factory=dict)
@@ -54,6 +62,11 @@ class FunctionBuilder:
     _arrays: dict = field(default_factory=dict)
     _tensors: dict = field(default_factory=dict)
     _root_memory: dict = field(default_factory=dict)
+
+    @property
+    def values(self) -> dict:
+        """node -> Value (see ``values.py``) for the shape the function is generated for."""
+        return self.shape.values
 
     # -- names and globals ---------------------------------------------------------------
     def fresh_name(self, base: str) -> str:
@@ -110,10 +123,25 @@ class FunctionBuilder:
             self.lines, self.indent = saved
 
     def pool_entry(self, base: str, build) -> str:
-        """A local name bound, per pool set, to ``build(pool_memory)``."""
+        """A local name bound, per pool set, to ``build(pool_memory)``.
+
+        ``build`` must find what it needs through ``pool_memory.shape`` (values by key,
+        group plans by group), never through objects of this analysis: it also builds
+        the pool sets of other shapes (NOTE: [one function for all sizes])."""
         name = self.fresh_name(base)
         self.pool_entries.append((name, build))
         return name
+
+    def per_shape(self, base: str, describe) -> str:
+        """Source for ``describe(shape_plan)``, a constant that depends on the inputs' geometry
+        (NOTE: [one function for all sizes])."""
+        if not self.symbolic:
+            return self.literal(describe(self.shape))
+        return self.pool_entry(base, lambda mem: describe(mem.shape))
+
+    def geometry(self, base: str, value, describe) -> str:
+        """``per_shape`` of ``describe(v)``, ``v`` being ``value`` in the shape's analysis."""
+        return self.per_shape(base, lambda shape, key=value.key: describe(shape.by_key[key]))
 
     # -- expressions -----------------------------------------------------------------------
     def literal(self, value) -> str:
@@ -135,7 +163,7 @@ class FunctionBuilder:
         """Source for a kernel argument: tensors as arrays, containers mapped, constants."""
         if isinstance(value, Node):
             v = self.values[value]
-            return self.object_of(v) if v.kind == "object" else self.array_of(v)
+            return self.object_of(v) if v.kind in ("object", "size") else self.array_of(v)
         if isinstance(value, (tuple, list)) and any(isinstance(v, Node) for v in _flatten(value)):
             inner = ", ".join(self.argument(v) for v in value)
             if isinstance(value, list):
@@ -147,7 +175,7 @@ class FunctionBuilder:
 
     def object_of(self, value) -> str:
         """The name of an input or attribute: a placeholder's parameter, an attribute's global."""
-        if value.kind == "input" or (value.kind == "object" and value.node.op == "placeholder"):
+        if value.kind in ("input", "size") or (value.kind == "object" and value.node.op == "placeholder"):
             return value.node.name
         return self.bind(value.obj, value.node.name)
 
@@ -159,7 +187,7 @@ class FunctionBuilder:
             return name
         root = value.root
         if root.kind == "buffer":
-            name = self.pool_entry(f"{value.name}_a", lambda mem, v=value: mem.array(v))
+            name = self.pool_entry(f"{value.name}_a", lambda mem, key=value.key: mem.array(mem.shape.by_key[key]))
         elif value is root and value.kind in ("input", "param"):
             name = self.fresh_name(f"{value.name}_a")
             self.emit(f"{name} = {self.object_of(value)}._array()")
@@ -180,8 +208,10 @@ class FunctionBuilder:
                 return expr  # folded into its one reader's call, e.g. np.matmul(x, w.swapaxes(0, 1))
         else:
             dtype = self.bind(value.dtype.numpy, f"dt_{value.dtype.name}")
-            expr = (f"{self.bind(runtime.window, 'window')}({self.root_memory(value.root)}, {value.sizes!r}, {dtype}, "
-                    f"{value.offset * value.dtype.itemsize}, {value.byte_strides!r})")
+            sizes = self.geometry(f"{value.name}_sizes", value, lambda v: v.sizes)
+            offset = self.geometry(f"{value.name}_offset", value, lambda v: v.offset * v.dtype.itemsize)
+            strides = self.geometry(f"{value.name}_strides", value, lambda v: v.byte_strides)
+            expr = f"{self.bind(runtime.window, 'window')}({self.root_memory(value.root)}, {sizes}, {dtype}, {offset}, {strides})"
         name = self.fresh_name(f"{value.name}_a")
         self.emit(f"{name} = {expr}")
         return name
@@ -200,8 +230,9 @@ class FunctionBuilder:
         tensor = self.fresh_name(f"{value.name}_t")
         array = self.fresh_name(f"{value.name}_a")
         dtype = self.bind(value.dtype, f"dl_{value.dtype.name}")
-        self.emit(f"{tensor}, {array} = {self.bind(runtime.fresh_tensor, 'fresh_tensor')}("
-                  f"{value.nbytes}, {value.sizes!r}, {value.strides!r}, {value.byte_strides!r}, {dtype})")
+        geometry = self._star(self.geometry(f"{value.name}_geometry", value,
+                                            lambda v: (v.nbytes, v.sizes, v.strides, v.byte_strides)))
+        self.emit(f"{tensor}, {array} = {self.bind(runtime.fresh_tensor, 'fresh_tensor')}({geometry}, {dtype})")
         self._tensors[value] = tensor
         self._arrays[value] = array
         return array
@@ -220,15 +251,21 @@ class FunctionBuilder:
         name = self.fresh_name(f"{value.name}_t")
         root = self.tensor_of(value.root)
         dtype = "" if value.dtype is value.root.dtype else f", {self.bind(value.dtype, f'dl_{value.dtype.name}')}"
-        self.emit(f"{name} = {root}._view({value.sizes!r}, {value.strides!r}, {value.offset}{dtype})")
+        geometry = self._star(self.geometry(f"{value.name}_view", value, lambda v: (v.sizes, v.strides, v.offset)))
+        self.emit(f"{name} = {root}._view({geometry}{dtype})")
         self._tensors[value] = name
         return name
+
+    @staticmethod
+    def _star(source: str) -> str:
+        """Call arguments from a tuple's source: its items written out, or ``*name``."""
+        return source[1:-1] if source.startswith("(") else f"*{source}"
 
     def output(self, structure) -> str:
         """Source for the returned structure (tuples/lists/dicts of output nodes and constants)."""
         if isinstance(structure, Node):
             value = self.values[structure]
-            return self.object_of(value) if value.kind == "object" else self.tensor_of(value)
+            return self.object_of(value) if value.kind in ("object", "size") else self.tensor_of(value)
         if isinstance(structure, tuple) and not hasattr(structure, "_fields"):
             inner = ", ".join(self.output(v) for v in structure)
             return f"({inner},)" if len(structure) == 1 else f"({inner})"

@@ -1,22 +1,29 @@
-"""The numpy backend's pipeline: simplify, fuse, plan memory, generate and compile one function per signature.
+"""The numpy backend's pipeline: simplify, fuse, plan memory, generate and compile the functions of one graph.
 
-NOTE: [signatures] Generated code is specialized to its inputs' exact geometry (sizes,
-strides, storage offset, dtype): buffer sizes, block lists and views are constants.
-A graph with symbolic sizes (the frame compiler's dynamic shapes) serves every size its
-guards admit: its metas are re-derived from each signature's inputs, and its size
-nodes (``sym_size`` and the int arithmetic over them) become constants of that
-signature's function, so one graph costs one cheap specialization per concrete shape.
-The function opens with a check of that signature; the compiler's guards make it pass
-on every call they let through, and any other call (a caller of the backend with new
-shapes) goes to ``Specializations.call``, which builds and caches a function for the
-new signature (metas re-derived by ShapeProp), up to ``MAX_SIGNATURES``, after which
-the graph runs eagerly.
+NOTE: [signatures] A static graph's function is specialized to its inputs' exact
+geometry (sizes, strides, storage offset, dtype): buffer sizes, block lists and views
+are constants. A graph with symbolic sizes (the frame compiler's dynamic shapes) gets
+one function for all sizes (NOTE: [one function for all sizes] in codegen.py): it is
+simplified on its symbolic metas (rewrites that hold for every size), its metas are
+re-derived for the first inputs, and its geometry is read from a per-shape pool set
+keyed by the symbolic inputs' geometry. A new shape costs a ``ShapePlan`` (metas,
+geometry, buffer and block plans for it, a few milliseconds) and no code generation,
+unless the plans change the code's structure (a fused group blocked at one size and
+not at another, members of a group that differ in shape): then another function is
+generated for that structure (``MAX_VARIANTS``), and the shapes it fits reuse it.
+Every function opens with a check of its geometry; the compiler's guards make it pass
+on the calls they let through, and any other call (a caller of the backend with new
+shapes) goes to ``Specializations.call``. A static graph's new signature gets its own
+function (metas re-derived by ShapeProp), up to ``MAX_SIGNATURES``, after which the
+graph runs eagerly. A backend that lowers fused groups to code of its own (the native
+backend's C) bakes sizes into it, so its symbolic graphs get a function per signature.
 """
 from __future__ import annotations
 
 import itertools
 import linecache
 import logging
+import threading
 import weakref
 from dataclasses import dataclass, field
 
@@ -24,28 +31,31 @@ import numpy as np
 
 from dynamo_lite.graph import GraphModule, ShapeProp
 from dynamo_lite.graph.passes.fusion import FusionGroup, fusion_schedule, partition_pointwise
-from dynamo_lite.graph.passes.sizes import is_symbolic, signature_of, specialize
+from dynamo_lite.graph.passes.sizes import is_symbolic, propagate, signature_of, specialize
 from dynamo_lite.tensor.dtype import bfloat16
+from dynamo_lite.tensor.symint import has_symbols
 from dynamo_lite.tensor.tensor import Tensor
 
 from . import runtime
 from .blocking import DEFAULT_BLOCK_BYTES
 from .codegen import FunctionBuilder
 from .fused import emit_group, plan_group
-from .memory import plan_memory
+from .memory import MemoryPlan, plan_memory
 from .simplify import simplify
 from .values import Unsupported, analyze
 
 log = logging.getLogger("dynamo_lite")
 graph_log = logging.getLogger("dynamo_lite.graph")
 
-MAX_SIGNATURES = 8
+MAX_SIGNATURES = 8  # functions of a static graph (one per input signature)
+MAX_SHAPES = 16  # pool sets of the most recent shapes kept by a function for all sizes
+MAX_VARIANTS = 4  # functions of a symbolic graph (one per code structure)
 _FUNCTION_IDS = itertools.count()
 
 
 @dataclass
 class Program:
-    """The generated function of one signature, with what went into it."""
+    """A generated function, with what went into it."""
 
     source: str
     function: object
@@ -53,6 +63,7 @@ class Program:
     simplifications: dict = field(default_factory=dict)
     pool_bytes: int = 0
     buffers_reused: int = 0
+    layout: "Layout | None" = None
 
     def summary(self) -> str:
         blocked = sum(1 for g in self.groups if g.blocking is not None)
@@ -63,8 +74,114 @@ class Program:
                 f"simplifications: {made}")
 
 
+@dataclass
+class Layout:
+    """What the code of a (simplified) graph copy is made of, whatever the sizes: fusion
+    groups, their schedule, and which members live in block scratch."""
+
+    graph: object
+    groups: list
+    schedule: list
+    steps: dict
+    scratch: set
+    simplifications: dict
+
+    @classmethod
+    def of(cls, graph, simplifications: dict) -> "Layout":
+        groups = partition_pointwise(graph)
+        schedule = fusion_schedule(graph, groups)
+        scratch = {m for g in groups for m in g.nodes if m not in g.outputs}
+        steps = {}
+        for i, item in enumerate(schedule):
+            for node in (item.nodes if isinstance(item, FusionGroup) else [item]):
+                steps[node] = i
+        return cls(graph, groups, schedule, steps, scratch, simplifications)
+
+
+@dataclass
+class ShapePlan:
+    """Everything about one concrete shape of a Layout: values, buffers, blocks.
+
+    Attributes:
+        values: node -> Value (see ``values.py``).
+        by_key: Value.key -> Value, how pool entries find a value in any shape's plan.
+        memory: the MemoryPlan of the buffer roots.
+        group_plans: FusionGroup -> GroupPlan.
+    """
+
+    values: dict
+    by_key: dict
+    memory: MemoryPlan
+    group_plans: dict
+
+    @property
+    def structure(self) -> tuple:
+        """What the code depends on beyond names: which fused groups run in blocks."""
+        return tuple(p.blocking is None for p in self.group_plans.values())
+
+    @classmethod
+    def of(cls, layout: Layout, attributes: dict, inputs: list, block_bytes: int, threads: int,
+           lowering=None) -> "ShapePlan":
+        """Plan ``layout`` for ``inputs`` (whose metas ``layout.graph`` already holds).
+
+        Raises:
+            Unsupported: this shape cannot run the layout's code (e.g. an empty tensor).
+        """
+        values = analyze(layout.graph, attributes, inputs, layout.scratch)
+        by_key = {}
+        for value in values.values():
+            if value.is_tensor and value.kind != "multi" and value.numel == 0:
+                raise Unsupported(f"{value.name} has no elements")
+            by_key[value.key] = value
+            by_key.update((part.key, part) for part in value.parts)
+        steps = layout.steps
+        if lowering is not None:  # nodes a lowering computes at another node's step (native row prologues)
+            steps = {**steps, **{node: steps[at] for node, at in lowering.relocated(layout.groups, values).items()}}
+        memory = plan_memory(steps, values)
+        plans = {g: plan_group(g, values, block_bytes, threads) for g in layout.groups}
+        memory.arena_bytes = max([p.arena_bytes for p in plans.values()], default=0)
+        memory.zeros_bytes = max([p.zeros_bytes for p in plans.values()], default=0)
+        return cls(values, by_key, memory, plans)
+
+
+class ShapeState(list):
+    """The free pool sets of one shape (the generated code pops one per call and gives it
+    back) and how to make another."""
+
+    def __init__(self, shape: ShapePlan, builds: list):
+        super().__init__()
+        self.shape, self.builds = shape, builds
+
+    def new_set(self) -> tuple:
+        memory = self.shape.memory.allocate(self.shape)
+        return tuple(build(memory) for build in self.builds)
+
+
+def shape_key(args, positions: tuple) -> tuple:
+    """What a function for all sizes looks its pool sets up by: the geometry of the inputs
+    at ``positions`` (the generated code builds the same tuple)."""
+    key = []
+    for i in positions:
+        key += (args[i]._sizes, args[i]._strides, args[i]._offset)
+    return tuple(key)
+
+
+def serves(function, args) -> bool:
+    """Whether ``function`` runs ``args`` itself (a function for all sizes needs their shape planned)."""
+    shapes = getattr(function, "shapes", None)
+    return shapes is None or shape_key(args, function.symbolic_inputs) in shapes
+
+
+def add_shape(function, args, shape: ShapePlan) -> None:
+    """Let a function for all sizes run ``args``' shape (the oldest of ``MAX_SHAPES`` goes)."""
+    shapes = function.shapes
+    if len(shapes) >= MAX_SHAPES:
+        del shapes[next(iter(shapes))]
+    shapes[shape_key(args, function.symbolic_inputs)] = ShapeState(shape, function.builds)
+
+
 class Specializations:
-    """Generated functions of one graph, one per input signature.
+    """The generated functions of one graph (see NOTE: [signatures]).
 
     Args:
         gm: the GraphModule the frame compiler captured (never modified).
@@ -85,20 +202,19 @@ class Specializations:
         self.attributes = {n.target: gm.get_attribute(n.target) for n in gm.graph.nodes if n.op == "get_attr"}
         self.functions: dict = {}
         self.programs: list = []
+        self.variants: list = []  # Programs of a symbolic graph, one per code structure
         self.eager_reason: str | None = None  # why the first signature runs eagerly, if it does
         self.symbolic = is_symbolic(gm.graph)
+        self.all_sizes = self.symbolic and lowering is None  # NOTE: [signatures]
+        self.symbolic_inputs = tuple(i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")
+                                     if _has_symbolic_geometry(n.meta.get("val")))
+        self._lock = threading.Lock()
 
     def build(self, inputs, *, propagate: bool):
         """The function for ``inputs``' signature (``gm.forward`` if the graph is not compilable)."""
-        graph = self.gm.graph.copy()
         try:
-            if self.symbolic:
-                specialize(graph, self.attributes, inputs)
-            elif propagate:
-                ShapeProp(GraphModule(self.attributes, graph)).propagate(*inputs)
-            _refuse_bfloat16(graph, inputs)
-            program = generate(graph, self.attributes, list(inputs), self.block_bytes, self.workers, self.call,
-                               getattr(self.gm, "class_name", "graph"), self.lowering)
+            _refuse_non_tensors(inputs)
+            program = self._variant(inputs) if self.all_sizes else self._specialized(inputs, propagate)
         except Unsupported as exc:
             log.debug("numpy backend runs %s eagerly: %s", getattr(self.gm, "class_name", "graph"), exc)
             self.eager_reason = self.eager_reason or str(exc)
@@ -107,69 +223,112 @@ class Specializations:
             self.programs.append(program)
         return program.function
 
+    def _specialized(self, inputs, propagate_metas: bool) -> Program:
+        graph = self.gm.graph.copy()
+        if self.symbolic:
+            specialize(graph, self.attributes, inputs)
+        elif propagate_metas:
+            ShapeProp(GraphModule(self.attributes, graph)).propagate(*inputs)
+        _refuse_bfloat16(graph, inputs)
+        layout = Layout.of(graph, simplify(graph))
+        return self._generate(layout, inputs, ())
+
+    def _variant(self, inputs) -> Program:
+        """A new function for all sizes, generated for ``inputs``' shape."""
+        if len(self.variants) >= MAX_VARIANTS:
+            raise Unsupported(f"the graph needed more than {MAX_VARIANTS} code structures for its sizes")
+        graph = self.gm.graph.copy()
+        simplifications = simplify(graph)  # on symbolic metas: holds for every size
+        propagate(graph, self.attributes, inputs)
+        _refuse_bfloat16(graph, inputs)
+        program = self._generate(Layout.of(graph, simplifications), inputs, self.symbolic_inputs)
+        self.variants.append(program)
+        return program
+
+    def _generate(self, layout: Layout, inputs, symbolic_inputs: tuple) -> Program:
+        shape = ShapePlan.of(layout, self.attributes, list(inputs), self.block_bytes, self.workers.threads,
+                             self.lowering)
+        program = generate(layout, shape, self.attributes, self.workers, self.call,
+                           getattr(self.gm, "class_name", "graph"), self.lowering, symbolic_inputs)
+        if symbolic_inputs:
+            add_shape(program.function, inputs, shape)
+        return program
+
+    def _planned(self, args):
+        """An existing function for all sizes, now planned for ``args``' shape, or None."""
+        for program in self.variants:
+            layout = program.layout
+            propagate(layout.graph, self.attributes, args)
+            try:
+                shape = ShapePlan.of(layout, self.attributes, list(args), self.block_bytes, self.workers.threads)
+            except Unsupported:
+                continue
+            if shape.structure == program.function.structure:
+                add_shape(program.function, args, shape)
+                return program.function
+        return None
+
     def call(self, *args):
-        """Run a call whose signature the generated function was not built for."""
+        """Run a call the generated function was not built or planned for."""
         key = signature_of(args)
         function = self.functions.get(key)
-        if function is None:
-            if not all(isinstance(a, Tensor) for a in args):
-                return self.gm.forward(*args)
-            if len(self.functions) >= MAX_SIGNATURES:
-                if not self.symbolic:
-                    return self.gm.forward(*args)
-                del self.functions[next(iter(self.functions))]  # a dynamic graph keeps the latest
-            try:
-                function = self.build(args, propagate=True)
-            except Exception:  # a meta rule rejected the new inputs: eager raises the real error
-                return self.gm.forward(*args)
-            self.functions[key] = function
+        if function is None or not serves(function, args):
+            with self._lock:
+                function = self._function_for(args, key)
         return function(*args)
 
+    def _function_for(self, args, key):
+        if not all(isinstance(a, Tensor) for a in args):
+            return self.gm.forward
+        if len(self.functions) >= MAX_SIGNATURES:
+            if not self.symbolic:
+                return self.gm.forward
+            del self.functions[next(iter(self.functions))]  # a dynamic graph keeps the latest
+        try:
+            function = self._planned(args) if self.all_sizes else None
+            if function is None:
+                function = self.build(args, propagate=True)
+        except Exception:  # a meta rule rejected the new inputs: eager raises the real error
+            return self.gm.forward
+        self.functions[key] = function
+        return function
 
 
-def generate(graph, attributes: dict, inputs: list, block_bytes: int, workers, respecialize,
-             class_name: str, lowering=None) -> Program:
-    """Compile ``graph`` (already a private copy) for ``inputs``' signature.
+def _has_symbolic_geometry(meta) -> bool:
+    return has_symbols(getattr(meta, "_sizes", ())) or has_symbols(getattr(meta, "_strides", ()))
+
+
+def generate(layout: Layout, shape: ShapePlan, attributes: dict, workers, respecialize, class_name: str,
+             lowering=None, symbolic_inputs: tuple = ()) -> Program:
+    """Compile ``layout`` for ``shape``; with ``symbolic_inputs`` (positions of inputs with
+    symbolic geometry) the function serves every shape of the same structure.
 
     Raises:
         Unsupported: the graph holds something only eager mode runs.
     """
-    if any(not isinstance(x, Tensor) for x in inputs):
-        raise Unsupported("a graph input is not a tensor")
-    simplifications = simplify(graph)
-    groups = partition_pointwise(graph)
-    schedule = fusion_schedule(graph, groups)
-    scratch = {m for g in groups for m in g.nodes if m not in g.outputs}
-    values = analyze(graph, attributes, inputs, scratch)
-    for value in values.values():
-        if value.is_tensor and value.kind != "multi" and value.numel == 0:
-            raise Unsupported(f"{value.name} has no elements")
-    steps = {}
-    for i, item in enumerate(schedule):
-        for node in (item.nodes if isinstance(item, FusionGroup) else [item]):
-            steps[node] = i
-    if lowering is not None:  # nodes a lowering computes at another node's step (native row prologues)
-        steps.update({node: steps[at] for node, at in lowering.relocated(groups, values).items()})
-    memory = plan_memory(steps, values)
-    plans = [plan_group(g, values, block_bytes, workers.threads) for g in groups]
-    memory.arena_bytes = max([p.arena_bytes for p in plans], default=0)
-    memory.zeros_bytes = max([p.zeros_bytes for p in plans], default=0)
-    builder = FunctionBuilder(values, memory)
+    graph = layout.graph
+    builder = FunctionBuilder(shape, bool(symbolic_inputs))
     for node in graph.nodes:
         builder.fresh_name(node.name)  # node names are taken: parameters and readable locals
-    plan_of = {id(p.group): p for p in plans}
-    for item in schedule:
+    for item in layout.schedule:
         if isinstance(item, FusionGroup):
-            if lowering is None or not lowering.emit_group(builder, plan_of[id(item)]):
-                emit_group(builder, plan_of[id(item)])
+            plan = shape.group_plans[item]
+            if lowering is None or not lowering.emit_group(builder, plan):
+                emit_group(builder, plan)
         elif item.op == "call_function" and (lowering is None or not lowering.emit_node(builder, item)):
             emit_node(builder, item)
     result = builder.output(graph.output_node.args[0]) if graph.output_node is not None else "None"
     if lowering is not None:
         lowering.finish(builder)
-    source = _assemble(builder, graph, values, result)
-    function = _compile(source, builder, memory, respecialize, workers, class_name)
-    program = Program(source, function, plans, simplifications, memory.total_bytes, memory.reused)
+    source = _assemble(builder, graph, result, symbolic_inputs)
+    function = _compile(source, builder, shape, respecialize, workers, class_name)
+    function.symbolic_inputs = symbolic_inputs
+    function.structure = shape.structure
+    if symbolic_inputs:
+        function.shapes = function.__globals__["_shapes"]
+    plans = list(shape.group_plans.values())
+    program = Program(source, function, plans, layout.simplifications, shape.memory.total_bytes,
+                      shape.memory.reused, layout)
     function.program = program
     return program
 
@@ -178,6 +337,9 @@ def emit_node(builder, node) -> None:
     """One op outside any fused group: its kernel writing into preallocated memory."""
     value = builder.values[node]
     op = node.target
+    if value.kind == "size":
+        builder.emit(f"{node.name} = {_size_expression(builder, node)}")
+        return
     if value.kind in ("view", "alias") and "inplace" not in getattr(op, "tags", ()):
         return  # views and getitem make no memory; their arrays are defined where first read
     builder.comment(node)
@@ -204,48 +366,73 @@ def emit_node(builder, node) -> None:
         builder.emit(f"if _r is not {out}: {out}[...] = _r")
 
 
-def _assemble(builder, graph, values, result: str) -> str:
-    params = [n.name for n in graph.nodes if n.op == "placeholder"]
+# Size nodes of symbolic graphs: the int arithmetic they do, as Python source.
+_SIZE_OPERATORS = {"add": "+", "mul": "*", "floordiv": "//", "mod": "%"}
+
+
+def _size_expression(builder, node) -> str:
+    if node.target.__name__ == "sym_size":
+        tensor = builder.values[node.args[0]]
+        if tensor.kind != "input":
+            raise Unsupported(f"{node.name}: the size of a tensor that is not a graph input")
+        return f"{builder.object_of(tensor)}._sizes[{builder.literal(node.args[1])}]"
+    args = [builder.argument(a) for a in node.args]
+    return f"({args[0]} {_SIZE_OPERATORS[node.target.__name__]} {args[1]})"
+
+
+def _assemble(builder, graph, result: str, symbolic_inputs: tuple) -> str:
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    params = [n.name for n in placeholders]
     checks = []
-    for node in graph.nodes:
-        if node.op == "placeholder":
-            v = values[node]
-            dtype = builder.bind(v.dtype, f"dl_{v.dtype.name}")
+    for i, node in enumerate(placeholders):
+        v = builder.values[node]
+        dtype = builder.bind(v.dtype, f"dl_{v.dtype.name}")
+        if i not in symbolic_inputs:  # geometry of the others: the shape key
             checks.append(f"{node.name}._sizes != {v.sizes!r} or {node.name}._strides != {v.strides!r} "
-                          f"or {node.name}._offset != {v.offset} or {node.name}._dtype is not {dtype}")
+                          f"or {node.name}._offset != {v.offset}")
+        checks.append(f"{node.name}._dtype is not {dtype}")
+    respecialize = f"return _respecialize({', '.join(params)})"
     lines = list(builder.preamble) + [f"def forward({', '.join(params)}):"]
     if checks:
         lines.append(f"    if {' or '.join(checks)}:")
-        lines.append(f"        return _respecialize({', '.join(params)})")
+        lines.append(f"        {respecialize}")
+    if symbolic_inputs:
+        key = ", ".join(f"{params[i]}._sizes, {params[i]}._strides, {params[i]}._offset" for i in symbolic_inputs)
+        lines.append(f"    _S = _shapes.get(({key},))")
+        lines.append("    if _S is None:")
+        lines.append(f"        {respecialize}")
+    else:
+        lines.append("    _S = _static")
     names = [name for name, _ in builder.pool_entries]
     if names:
-        lines.append("    _P = _pool.pop() if _pool else _new_set()")
+        lines.append("    _P = _S.pop() if _S else _S.new_set()")
         lines.append(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = _P")
     lines += ["    " + line for line in builder.lines]
     if names:
-        lines.append("    _pool.append(_P)")
+        lines.append("    _S.append(_P)")
     lines.append(f"    return {result}")
     return "\n".join(lines) + "\n"
 
 
-def _compile(source: str, builder, memory, respecialize, workers, class_name: str):
+def _compile(source: str, builder, shape: ShapePlan, respecialize, workers, class_name: str):
     builds = [build for _, build in builder.pool_entries]
-
-    def new_set():
-        mem = memory.allocate()
-        return tuple(build(mem) for build in builds)
-
     namespace = dict(builder.globals)
-    namespace.update(_pool=[], _new_set=new_set, _respecialize=respecialize, _run_blocks=workers.run,
-                     __name__=f"dynamo_lite.generated.numpy_{class_name}")
+    namespace.update(_static=ShapeState(shape, builds), _shapes={}, _respecialize=respecialize,
+                     _run_blocks=workers.run, __name__=f"dynamo_lite.generated.numpy_{class_name}")
     filename = f"<numpy_{class_name}_{next(_FUNCTION_IDS)}>.py"
     exec(compile(source, filename, "exec"), namespace)
     function = namespace["forward"]
     function.__qualname__ = f"{class_name}.numpy_forward"
     function.source = source
+    function.builds = builds
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     weakref.finalize(function, linecache.cache.pop, filename, None)
     return function
+
+
+def _refuse_non_tensors(inputs) -> None:
+    if any(not isinstance(x, Tensor) for x in inputs):
+        raise Unsupported("a graph input is not a tensor")
 
 
 def _refuse_bfloat16(graph, inputs) -> None:

@@ -21,6 +21,7 @@ from . import runtime
 from .blocking import DEFAULT_BLOCK_BYTES, Blocking, broadcast_strides, plan_blocking
 from .memory import ALIGN
 from .templates import template_for
+from .values import Unsupported
 
 
 @dataclass
@@ -29,6 +30,7 @@ class GroupPlan:
 
     Attributes:
         group: the FusionGroup.
+        shape: the group shape for these inputs (every member's).
         blocking: its blocks, or None to run once over whole arrays.
         templates: member -> Template, or None where the kernel runs.
         scratch_dtypes: dtype of each scratch slot.
@@ -39,6 +41,7 @@ class GroupPlan:
     """
 
     group: object
+    shape: tuple
     blocking: Blocking | None
     templates: dict
     scratch_dtypes: list = field(default_factory=list)
@@ -49,7 +52,7 @@ class GroupPlan:
 
     @property
     def block_shape(self) -> tuple:
-        return self.blocking.block_shape if self.blocking else tuple(self.group.shape)
+        return self.blocking.block_shape if self.blocking else self.shape
 
     def scratch_bytes(self) -> list:
         """Aligned byte size of each scratch slot."""
@@ -83,13 +86,15 @@ PARALLEL_MIN_BLOCK_BYTES = 128 * 1024
 def plan_group(group, values: dict, block_bytes: int = DEFAULT_BLOCK_BYTES, threads: int = 1) -> GroupPlan:
     """Decide blocking, threads, templates and scratch slots for ``group``."""
     members = group.nodes
-    shape = tuple(group.shape)
+    shape = tuple(values[group.outputs[0]].sizes)
+    if any(tuple(values[m].sizes) != shape for m in members):  # grouped on sizes equal only for other inputs
+        raise Unsupported(f"the members of the fused group of {members[0].name} differ in shape for these inputs")
     operands = [values[n] for n in group.inputs if values[n].is_tensor] + [values[n] for n in group.outputs]
     strides = [broadcast_strides(shape, v.sizes, v.strides) for v in operands]
     itemsize = max([v.dtype.itemsize for v in operands] + [values[n].dtype.itemsize for n in members])
     primary = broadcast_strides(shape, values[group.outputs[0]].sizes, values[group.outputs[0]].strides)
     blocking = plan_blocking(shape, primary, strides, itemsize, block_bytes)
-    plan = GroupPlan(group, blocking, {m: template_for(m) for m in members})
+    plan = GroupPlan(group, shape, blocking, {m: template_for(m) for m in members})
     if blocking is not None and _prod(blocking.block_shape) * itemsize >= PARALLEL_MIN_BLOCK_BYTES:
         total = _prod(shape) * itemsize
         plan.parts = max(1, min(threads, total // PARALLEL_MIN_BYTES, blocking.block_count // PARALLEL_MIN_BLOCKS))
@@ -163,15 +168,16 @@ def emit_group(builder, plan: GroupPlan) -> None:
         block = {node: builder.array_of(values[node]) for node in operands}
         local = names + list(zero_names.values())
         if local:
-            arrays = builder.pool_entry(f"{group.nodes[0].name}_scratch", _whole_arrays_builder(plan))
+            arrays = builder.pool_entry(f"{group.nodes[0].name}_scratch", _whole_arrays_builder(group))
             builder.emit(f"{', '.join(local)}{',' if len(local) == 1 else ''} = {arrays}")
         _emit_body(builder, plan, block, names, zero_names, plan.quiet)
         return
     used = _nodes_read(group) | set(group.outputs)
-    windows = {node: _window_of(builder, plan.blocking, values[node], group.shape) for node in operands if node in used}
-    blocks = builder.pool_entry(f"{group.nodes[0].name}_blocks", _blocks_builder(plan))
+    windows = {node: _window_of(builder, group, values[node]) for node in operands if node in used}
+    blocks = builder.pool_entry(f"{group.nodes[0].name}_blocks", _blocks_builder(group))
+    sizes = [builder.argument(n) for n in group.inputs if values[n].kind == "size"]  # locals of forward
     function = builder.fresh_name(f"_g_{group.nodes[0].name}")
-    params = ["_blocks"] + list(windows.values())
+    params = ["_blocks"] + list(windows.values()) + sizes
     lines = [f"def {function}({', '.join(params)}):"]
     with builder.redirect(lines, 2):
         if plan.quiet:  # in the function: NumPy's error state is per thread
@@ -186,7 +192,7 @@ def emit_group(builder, plan: GroupPlan) -> None:
             builder.emit(f"{block[node]} = {window}[_I]")
         _emit_body(builder, plan, block, names, zero_names, False)
     builder.preamble += lines + [""]
-    builder.emit(f"_run_blocks({function}, {blocks}, {', '.join(windows.values())})")
+    builder.emit(f"_run_blocks({function}, {blocks}, {', '.join(list(windows.values()) + sizes)})")
 
 
 def _emit_body(builder, plan: GroupPlan, block: dict, names: list, zero_names: dict, quiet: bool) -> None:
@@ -233,23 +239,27 @@ def _nodes_read(group) -> set:
     return {arg for m in group.nodes for arg in m.all_input_nodes}
 
 
-def _window_of(builder, blocking: Blocking, value, shape) -> str:
+def _window_of(builder, group, value) -> str:
     """The name of ``value``'s window over the iteration space (per pool set for pool memory)."""
-    strides = blocking.strides_of(broadcast_strides(tuple(shape), value.sizes, value.strides))
-    itemsize = value.dtype.itemsize
-    byte_strides = tuple(s * itemsize for s in strides)
-    offset = value.offset * itemsize
     np_dtype = value.dtype.numpy
+
+    def geometry(shape):  # (iteration shape, byte offset, byte strides) for one shape's plans
+        v, blocking = shape.by_key[value.key], shape.group_plans[group].blocking
+        strides = blocking.strides_of(broadcast_strides(shape.group_plans[group].shape, v.sizes, v.strides))
+        return blocking.shape, v.offset * v.dtype.itemsize, tuple(s * v.dtype.itemsize for s in strides)
+
     if value.root.kind == "buffer":
-        def build(mem, v=value):
-            buffer = mem.slots[mem.plan.slot_of[v.root]]
-            return runtime.window(buffer, blocking.shape, np_dtype, offset, byte_strides)
+        def build(mem, key=value.key):
+            buffer = mem.slots[mem.plan.slot_of[mem.shape.by_key[key].root]]
+            return runtime.window(buffer, *geometry(mem.shape)[:1], np_dtype, *geometry(mem.shape)[1:])
 
         return builder.pool_entry(f"{value.name}_w", build)
     name = builder.fresh_name(f"{value.name}_w")
     dtype = builder.bind(np_dtype, f"dt_{np_dtype.name}")
+    shape, offset, strides = (builder.per_shape(f"{value.name}_{part}", lambda sp, i=i: geometry(sp)[i])
+                              for i, part in enumerate(("wshape", "woffset", "wstrides")))
     builder.emit(f"{name} = {builder.bind(runtime.window, 'window')}({builder.root_memory(value.root)}, "
-                 f"{blocking.shape!r}, {dtype}, {offset}, {byte_strides!r})")
+                 f"{shape}, {dtype}, {offset}, {strides})")
     return name
 
 
@@ -264,17 +274,18 @@ def _carve(plan: GroupPlan, mem, shape: tuple, part: int = 0) -> list:
     return arrays
 
 
-def _whole_arrays_builder(plan: GroupPlan):
+def _whole_arrays_builder(group):
     def build(mem):
+        plan = mem.shape.group_plans[group]
         return tuple(_carve(plan, mem, plan.block_shape))
 
     return build
 
 
-def _blocks_builder(plan: GroupPlan):
-    blocking = plan.blocking
-
+def _blocks_builder(group):
     def build(mem):
+        plan = mem.shape.group_plans[group]
+        blocking = plan.blocking
         rows_full = blocking.block_shape[0]
         parts = []
         for part, (start, stop) in enumerate(_split(blocking.block_count, plan.parts)):

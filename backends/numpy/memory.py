@@ -44,22 +44,28 @@ class MemoryPlan:
     def total_bytes(self) -> int:
         return sum(self.slot_bytes) + self.arena_bytes + self.zeros_bytes
 
-    def allocate(self) -> "PoolMemory":
-        """Fresh memory for one pool set."""
+    def allocate(self, shape) -> "PoolMemory":
+        """Fresh memory for one pool set of ``shape`` (the ShapePlan this plan belongs to)."""
         slots = [np.empty(max(n, 1), UINT8) for n in self.slot_bytes]
         arena = np.empty(max(self.arena_bytes, 1), UINT8)
         zeros = np.zeros(max(self.zeros_bytes, 1), UINT8)
-        return PoolMemory(self, slots, arena, zeros)
+        return PoolMemory(self, slots, arena, zeros, shape)
 
 
 @dataclass
 class PoolMemory:
-    """The buffers of one pool set, with helpers to carve arrays out of them."""
+    """The buffers of one pool set, with helpers to carve arrays out of them.
+
+    Attributes:
+        shape: the ShapePlan of the inputs the set serves: pool entries find values
+            (``shape.by_key``) and group plans (``shape.group_plans``) there.
+    """
 
     plan: MemoryPlan
     slots: list
     arena: np.ndarray
     zeros: np.ndarray
+    shape: object = None
 
     def array(self, value):
         """The array of a value living in a pool slot (a buffer root or a view/alias of one)."""

@@ -8,6 +8,8 @@ dtype, strides) and every value bit for bit:
   and dropped). Only where the result has ``x``'s exact meta (no promotion, no layout
   change), is not itself a graph output (an output must be a new tensor, not ``x``), and
   the graph mutates nothing in place (a dropped copy could then observe a mutation).
+  Sizes compare as expressions (``same_values``): on a graph with symbolic sizes a
+  rewrite holds for every size, and it never adds a guard.
 - Consecutive views of one kind merge (``view(view(x))``, ``permute(permute(x))``,
   ``transpose(transpose(x))``) when one view rule from ``x`` gives the same geometry.
 - ``linear(x, w, b)`` whose readers are all pointwise splits into ``linear(x, w)`` and
@@ -24,7 +26,9 @@ import math
 
 from dynamo_lite.graph.passes.fusion import is_fusible
 from dynamo_lite.ops.registry import REGISTRY, Op
+from dynamo_lite.graph.node import nodes_in
 from dynamo_lite.tensor.meta import TensorMeta
+from dynamo_lite.tensor.symint import same_values
 
 
 def simplify(graph) -> dict:
@@ -55,7 +59,8 @@ def _meta(value):
 
 
 def _same_meta(a, b) -> bool:
-    return a is not None and b is not None and (a._sizes, a._strides, a._dtype) == (b._sizes, b._strides, b._dtype)
+    return (a is not None and b is not None and a._dtype == b._dtype and same_values(a._sizes, b._sizes)
+            and same_values(a._strides, b._strides))
 
 
 # -- x * 1 and friends ------------------------------------------------------------------------
@@ -118,6 +123,8 @@ def _merge_views(graph, node) -> bool:
     parent = node.args[0]
     if not _is_op(parent) or parent.target.view is None or parent.kwargs or node.kwargs:
         return False
+    if nodes_in((node.args[1:], parent.args[1:])):  # sizes computed at run time
+        return False
     key = (node.target.name, parent.target.name)
     if key not in _MERGES:
         return False
@@ -138,7 +145,9 @@ def _merge_views(graph, node) -> bool:
         merged = op.view(source_geometry, *args)
     except (RuntimeError, ValueError, IndexError, TypeError):
         return False
-    if tuple(map(tuple, merged[:2])) + (merged[2],) != tuple(map(tuple, geometry[:2])) + (geometry[2],):
+    if not all(same_values(tuple(m), tuple(g)) for m, g in zip(merged[:2], geometry[:2])):
+        return False
+    if not same_values((merged[2],), (geometry[2],)):
         return False
     with graph.inserting_before(node):
         new = graph.call_function(op, (source, *args))
@@ -155,7 +164,7 @@ def _split_linear_bias(graph, node) -> bool:
     bias_meta, meta = _meta(bias), _meta(node)
     if bias_meta is None or len(bias_meta._sizes) != 1 or not node.users:
         return False
-    if not all(is_fusible(user) and tuple(_meta(user)._sizes) == tuple(meta._sizes) for user in node.users):
+    if not all(is_fusible(user) and same_values(_meta(user)._sizes, meta._sizes) for user in node.users):
         return False
     linear, add = REGISTRY["linear"], REGISTRY["add"]
     try:

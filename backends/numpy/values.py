@@ -7,7 +7,9 @@ reused pool) or ``fresh`` (new memory on every call, because a graph output is t
 tensor or a view of it: outputs never share memory with the pool or with each other's
 later calls). View ops and in-place ops make no memory (``view``, ``alias``); an op
 with several outputs (``multi``) allocates each, fresh, and ``getitem`` picks one
-(``alias``). Members of a fused group that nobody outside the group reads live only
+(``alias``). Int-valued size nodes of a graph with symbolic sizes (``sym_size`` and the
+int arithmetic over it) are ``size``: the generated code computes them from its inputs
+on every call. Members of a fused group that nobody outside the group reads live only
 in the group's block scratch (``scratch``). Geometry (sizes, strides, offset in
 elements) comes from the eager rules applied to the actual roots: view rules on the
 real input geometry, meta rules for allocated memory (offset 0, as eager allocates).
@@ -21,6 +23,7 @@ from dynamo_lite.graph.node import Node, map_arg
 from dynamo_lite.ops.registry import Op
 from dynamo_lite.tensor.layout import prod
 from dynamo_lite.tensor.meta import TensorMeta
+from dynamo_lite.tensor.symint import SIZE_FUNCTIONS
 from dynamo_lite.tensor.tensor import Tensor
 
 ROOT_KINDS = ("input", "param", "buffer", "fresh")
@@ -45,6 +48,8 @@ class Value:
         readers: nodes reading this value, in graph order.
         obj: the Tensor or object of an input or attribute.
         base: for views and aliases, the Value they were made from.
+        key: what names this value in every analysis of the same graph (the node's name;
+            ``(node name, i)`` for the pieces of a ``multi`` op).
     """
 
     name: str
@@ -59,10 +64,15 @@ class Value:
     readers: list = field(default_factory=list)
     obj: object = None
     base: "Value | None" = None
+    key: object = None
+
+    def __post_init__(self):
+        if self.key is None:
+            self.key = self.name
 
     @property
     def is_tensor(self) -> bool:
-        return self.kind != "object"
+        return self.kind not in ("object", "size")
 
     @property
     def nbytes(self) -> int:
@@ -127,11 +137,16 @@ def _computed(node, values: dict, scratch: bool) -> Value:
             raise Unsupported("getitem on a value that is not a tuple of tensors")
         part = parent.parts[node.args[1]]
         return Value(node.name, "alias", part, part.sizes, part.strides, part.offset, part.dtype, node, base=part)
+    if target in SIZE_FUNCTIONS:
+        if not isinstance(meta, int):
+            raise Unsupported(f"{node.name}: its size is not known for these inputs")
+        return Value(node.name, "size", node=node, obj=meta)
     if not isinstance(target, Op):
         raise Unsupported(f"call of {target!r}: only registry ops are compiled")
     if target.view is not None:
         parent = _tensor_arg(values, node)
-        sizes, strides, offset = target.view((parent.sizes, parent.strides, parent.offset), *node.args[1:], **node.kwargs)
+        args, kwargs = map_arg((node.args[1:], node.kwargs), lambda n: _concrete(values[n]))
+        sizes, strides, offset = target.view((parent.sizes, parent.strides, parent.offset), *args, **kwargs)
         dtype = meta._dtype if isinstance(meta, TensorMeta) else parent.dtype  # view_as_real changes it
         return Value(node.name, "view", parent.root, tuple(sizes), tuple(strides), offset, dtype, node, base=parent)
     if "inplace" in target.tags:
@@ -141,17 +156,24 @@ def _computed(node, values: dict, scratch: bool) -> Value:
     if isinstance(meta, TensorMeta):
         return _allocated(node.name, meta, "scratch" if scratch else "buffer", node)
     if isinstance(meta, (tuple, list)) and meta and all(isinstance(m, TensorMeta) for m in meta):
-        parts = tuple(_allocated(f"{node.name}_{i}", m, "fresh", None) for i, m in enumerate(meta))
+        parts = tuple(_allocated(f"{node.name}_{i}", m, "fresh", None, (node.name, i)) for i, m in enumerate(meta))
         return Value(node.name, "multi", None, node=node, parts=parts)
     raise Unsupported(f"{node.name}: op {target.name} returns {type(meta).__name__}, not tensors")
 
 
-def _allocated(name: str, meta: TensorMeta, kind: str, node) -> Value:
+def _allocated(name: str, meta: TensorMeta, kind: str, node, key=None) -> Value:
     if meta._device.type != "cpu":
         raise Unsupported("only CPU tensors are compiled by the numpy backend")
-    value = Value(name, kind, None, meta._sizes, meta._strides, 0, meta._dtype, node)
+    value = Value(name, kind, None, meta._sizes, meta._strides, 0, meta._dtype, node, key=key)
     value.root = value
     return value
+
+
+def _concrete(value: Value):
+    """What a view rule reads for a node argument: the int of a size node (for this shape)."""
+    if value.kind != "size":
+        raise Unsupported(f"{value.name}: a tensor as the argument of a view")
+    return value.obj
 
 
 def _tensor_arg(values: dict, node) -> Value:

@@ -190,6 +190,23 @@ def has_symbols(values) -> bool:
     return False
 
 
+def same_values(a, b) -> bool:
+    """Whether two size or stride sequences are equal for every value of their symbols.
+
+    Decided on the expressions alone, so it never records a guard: sizes that happen to
+    be equal for the example inputs but are different expressions count as different.
+    """
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if type(x) is SymInt or type(y) is SymInt:
+            if type(x) is not type(y) or not x.env.simplify(x.expr) == y.env.simplify(y.expr):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
 def hint_of(value) -> int:
     """The example value of an int or a SymInt (no guard recorded)."""
     return value.hint if type(value) is SymInt else value

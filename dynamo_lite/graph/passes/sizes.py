@@ -39,9 +39,15 @@ class _GraphWithAttributes:
         return self.attributes[qualname]
 
 
+def propagate(graph, attributes: dict, inputs) -> None:
+    """Re-derive every meta of ``graph`` (a private copy) from ``inputs``; size nodes keep
+    their place and get the ints they take for these inputs."""
+    ShapeProp(_GraphWithAttributes(graph, attributes)).propagate(*inputs)
+
+
 def specialize(graph, attributes: dict, inputs) -> None:
     """Make ``graph`` (a private copy) static for ``inputs``: metas re-derived, sizes folded."""
-    ShapeProp(_GraphWithAttributes(graph, attributes)).propagate(*inputs)
+    propagate(graph, attributes, inputs)
     fold_sizes(graph)
 
 
