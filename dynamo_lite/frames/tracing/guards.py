@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from ...nn.module import Module
 from ...nn.versioning import REBINDS
 from . import guard_tree
+from .shape_guards import FRAME_VALUES
 from .sources import Source
 
 # Guard kinds, in the order a person reads them.
@@ -119,6 +120,7 @@ def compile_guards(guards: GuardSet, names: tuple, f_globals: dict, values: tupl
 
     def describe_failure(values) -> str | None:
         local_ns = dict(zip(names, values))
+        local_ns[FRAME_VALUES] = dict(local_ns)  # what the SHAPE_ENV guard explains from
         for guard in guards:
             try:
                 actual = eval(guard.source.expr(), constants, local_ns)

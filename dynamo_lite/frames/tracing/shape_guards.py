@@ -74,12 +74,18 @@ def guarded_key(key: tuple, sizes: tuple, strides: tuple) -> tuple:
     return key[:4] + (shown(sizes), shown(strides))
 
 
+#: The name the SHAPE_ENV guard's source has: nothing the check loads (its code reads the
+#: inputs' sizes through their own sources); explaining a failure binds it to the frame's
+#: values by name (``guards.describe_failure``).
+FRAME_VALUES = "__dl_frame"
+
+
 class ShapeGuardSource(Source):
     """The source of the SHAPE_ENV guard: the frame's values themselves (its explanation
-    evaluates the symbols' dims from them)."""
+    evaluates the symbols' dims from them; the check never loads it)."""
 
     def expr(self) -> str:
-        return "locals()"
+        return FRAME_VALUES
 
     def name(self) -> str:
         return "shape guards"
@@ -123,6 +129,8 @@ class ShapeGuard:
             self._check(f"{self._code(lhs)} {relation.op} {self._code(rhs)}", f"{lhs} {relation.op} {rhs}", lhs - rhs)
 
     def _check(self, code: str, words: str, expr: Expr) -> None:
+        if any(code == known for known, _, _ in self.checks):
+            return  # the same relation recorded twice
         symbols = sorted(expr.symbols(), key=lambda s: s.sort_key())
         self.checks.append((code, words, symbols))
 
