@@ -6,6 +6,8 @@ scalars may appear among the operands and are skipped where geometry is concerne
 """
 from __future__ import annotations
 
+import operator
+
 
 from ..tensor import layout
 from ..tensor.dtype import (
@@ -14,7 +16,7 @@ from ..tensor.dtype import (
 )
 from ..tensor.meta import TensorMeta
 from ..tensor.properties import TensorProperties
-from ..tensor.symint import SymInt
+from ..tensor.symint import SymInt, same_values
 
 # The names torch prints for scalar types in error messages ("result type Float ...").
 TYPE_NAMES = {
@@ -96,7 +98,8 @@ def pointwise_meta(*inputs, dtype=None, compute_dtype=None, scalar_operands=True
     if not tensors:
         raise TypeError("a pointwise op needs at least one tensor argument")
     first = tensors[0]._sizes
-    if all(t._sizes == first for t in tensors):
+    equal = _equality(tensors)
+    if all(equal(t._sizes, first) for t in tensors):
         shape = first
     else:
         shape = layout.broadcast_shapes(*(t._sizes for t in tensors))
@@ -106,6 +109,13 @@ def pointwise_meta(*inputs, dtype=None, compute_dtype=None, scalar_operands=True
     compute = dtype if compute_dtype is None else compute_dtype
     operands = [t if t._dtype is compute else converted(t, compute) for t in tensors]
     return make_meta(shape, dtype, pointwise_strides(shape, operands, scalar_operands and bool(scalars)), device)
+
+
+def _equality(tensors):
+    """``==`` for the sizes and strides of ``tensors`` in a fast-path check: plain on real
+    tensors, guard-free on metas, whose sizes may be symbolic (NOTE: [guard-free fast paths]
+    in tensor/symint.py; tracing hands meta rules metas only)."""
+    return same_values if type(tensors[0]) is TensorMeta else operator.eq
 
 
 def converted(meta, dtype):
@@ -152,15 +162,16 @@ def pointwise_strides(shape: tuple, tensors, has_scalar: bool = False) -> tuple:
     if ndim <= 1:
         return (1,) * ndim
     contiguous = contiguous_strides(shape)
-    if not has_scalar and all(t._sizes == shape for t in tensors):
+    equal = _equality(tensors)
+    if not has_scalar and all(equal(t._sizes, shape) for t in tensors):
         first = tensors[0]._strides
-        if all(t._strides == contiguous for t in tensors):
+        if all(equal(t._strides, contiguous) for t in tensors):
             return contiguous
         if all(layout.is_contiguous_strides(shape, t._strides) for t in tensors):
             return contiguous
         if ndim == 4 and all(layout.is_channels_last_strides(shape, t._strides) for t in tensors):
             return layout.channels_last_strides(shape)
-        if all(t._strides == first for t in tensors) and layout.is_non_overlapping_and_dense(shape, first):
+        if all(equal(t._strides, first) for t in tensors) and layout.is_non_overlapping_and_dense(shape, first):
             return first
     return layout.strides_for_order(shape, _dim_order(shape, tensors))
 

@@ -193,12 +193,20 @@ def has_symbols(values) -> bool:
 def same_values(a, b) -> bool:
     """Whether two size or stride sequences are equal for every value of their symbols.
 
-    Decided on the expressions alone, so it never records a guard: sizes that happen to
-    be equal for the example inputs but are different expressions count as different.
+    NOTE: [guard-free fast paths] Decided on the expressions alone, so it never records
+    a guard: sizes that happen to be equal for the example inputs but are different
+    expressions count as different. For the checks that only choose a fast path (the
+    same shape everywhere? the same layout?) whose general path gives the same answer,
+    and for optional rewrites: a guard there would only cause recompiles (``s1 != s0``
+    when a batch size first equals a sequence length).
     """
+    if a is b:
+        return True
     if len(a) != len(b):
         return False
     for x, y in zip(a, b):
+        if x is y:
+            continue
         if type(x) is SymInt or type(y) is SymInt:
             if type(x) is not type(y) or not x.env.simplify(x.expr) == y.env.simplify(y.expr):
                 return False

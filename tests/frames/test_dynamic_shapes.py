@@ -361,3 +361,16 @@ def test_dynamic_false_keeps_ints_static():
     for k in [2, 3, 4]:
         compiled(dl.ones(2), k)
     assert dl.stats().frames_compiled == 3
+
+
+def test_batch_equal_to_sequence_length_needs_no_recompile():
+    model = models.make_gpt()
+    base = models.gpt_inputs()[0]
+    compiled = dl.compile(model, dynamic=True, backend="eager")
+    with dl.no_grad():
+        for batch, length in [(4, 32), (3, 3), (5, 5), (2, 9)]:
+            idx = base[:1, :length].contiguous().expand(batch, length).contiguous()
+            assert_equal_values(compiled(idx), model(idx), rtol=1e-4, atol=1e-5)
+    assert dl.stats().frames_compiled == 1 and dl.stats().guard_failures == ()
+    guards = _graph_entries(model.forward)[0].report.guards
+    assert "!=" not in guards.splitlines()[-1]
