@@ -113,9 +113,7 @@ class ConstantVariable(ValueVariable):
         return [ConstantVariable(v) for v in items]
 
     def reconstruct(self, cg) -> None:
-        if type(self.value) is SymInt and self.source is not None:
-            self.source.reconstruct(cg)  # a frame's symbolic int (NOTE: [symbolic int inputs]): reloaded
-        elif symbolic_sizes(self.value):  # sizes known only at run time come out of the graph
+        if symbolic_sizes(self.value):  # sizes known only at run time come out of the graph
             cg.load_symbolic(self.value)
         else:
             cg.load_const(self.value)
