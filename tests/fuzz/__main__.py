@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import os
 import sys
 import time
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 from .generator import generate
 from .known_failures import KNOWN_FAILURES
 from .minimize import minimize
+from .pool import run_seeds, worker_main
 from .regressions import load_cases, save_case
 from .runner import check_source, cpu_backends
 from .triage import guess_family, one_line
@@ -40,9 +42,10 @@ def minimized_failure(seed: int, mismatch, backends_budget: int):
 
 def report(counts, classes, reasons, kinds, elapsed, out) -> None:
     total = sum(counts.values())
-    checked = total - counts["invalid"]
+    checked = total - counts["invalid"] - counts["crash"]
     print(f"\n{total} programs in {elapsed:.1f}s ({elapsed / max(total, 1) * 1000:.0f} ms each): "
-          f"{counts['ok']} ok, {counts['mismatch']} mismatches, {counts['invalid']} invalid", file=out)
+          f"{counts['ok']} ok, {counts['mismatch']} mismatches, {counts['crash']} crashes, "
+          f"{counts['invalid']} invalid", file=out)
     shares = ", ".join(f"{name} {classes[name]} ({classes[name] / max(checked, 1):.0%})" for name in CLASSES)
     print(f"compiled as: {shares}", file=out)
     if kinds:
@@ -65,6 +68,12 @@ def main(argv=None) -> int:
     parser.add_argument("--known", action="store_true",
                         help="rewrite known_failures.py: failing seeds already listed keep their reason, "
                              "new ones are minimized and triaged, passing ones are dropped")
+    parser.add_argument("-j", "--jobs", type=int, default=1,
+                        help="worker processes at once (at most the machine's cores; it is shared)")
+    parser.add_argument("--chunk", type=int, default=50, help="seeds per worker process")
+    parser.add_argument("--seed-timeout", type=float, default=180.0,
+                        help="seconds without progress after which a seed counts as a crash (hang)")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     backends = [b for b in args.backends.split(",") if b]
     seeds = parse_seeds(args.seeds)
@@ -74,15 +83,22 @@ def main(argv=None) -> int:
         return 0
     if args.cases:
         return run_cases(backends)
+    if args.worker:
+        return worker_main(seeds, backends)
+    jobs = max(1, min(args.jobs, os.cpu_count() or 1))
 
     counts, classes = collections.Counter(), collections.Counter()
     reasons, kinds = collections.Counter(), collections.Counter()
-    failures = []
+    failures, crashes = [], []
     start = time.perf_counter()
-    print(f"fuzzing seeds {seeds.start}:{seeds.stop} on {', '.join(backends)}", flush=True)
-    for i, seed in enumerate(seeds, 1):
-        outcome = check_source(generate(seed).source(), backends, f"fuzz_{seed}")
+    print(f"fuzzing seeds {seeds.start}:{seeds.stop} on {', '.join(backends)} "
+          f"(Python {sys.version.split()[0]}, {jobs} worker(s), {args.chunk} seeds each)", flush=True)
+    for i, outcome in enumerate(run_seeds(seeds, backends, jobs, args.chunk, args.seed_timeout), 1):
         counts[outcome.status] += 1
+        if outcome.status == "crash":
+            crashes.append(outcome.seed)
+            print(f"seed {outcome.seed}: CRASH {outcome.crash}", flush=True)
+            continue
         if outcome.status != "invalid":
             classes[outcome.compiled_as] += 1
         for reason in outcome.fallback_reasons:
@@ -90,12 +106,16 @@ def main(argv=None) -> int:
         for mismatch in outcome.mismatches:
             kinds[mismatch.kind] += 1
         if outcome.mismatches:
-            failures.append((seed, outcome.mismatches[0]))
-            print(f"seed {seed}: {outcome.mismatches[0]}", flush=True)
+            failures.append((outcome.seed, outcome.mismatches[0]))
+            print(f"seed {outcome.seed}: {outcome.mismatches[0]}", flush=True)
         if i % 100 == 0:
             print(f"... {i}/{len(seeds)} programs, {counts['mismatch']} mismatches, "
                   f"{time.perf_counter() - start:.0f}s", flush=True)
     report(counts, classes, reasons, kinds, time.perf_counter() - start, sys.stdout)
+    if crashes:
+        print("crashed seeds (rerun one with `python3 -X faulthandler -m tests.fuzz --worker --seeds N`): "
+              + " ".join(map(str, sorted(crashes))))
+    failures.sort()
 
     known, families, seen = {}, collections.Counter(), set()
     if args.known:  # seeds already listed keep their reason: only new failures are minimized
@@ -118,7 +138,7 @@ def main(argv=None) -> int:
         print("\nroot causes of the minimized failures: " + ", ".join(f"{k} {n}" for k, n in families.most_common()))
     if args.known:
         write_known(known)
-    return 1 if counts["mismatch"] else 0
+    return 1 if counts["mismatch"] or counts["crash"] else 0
 
 
 def write_known(known: dict) -> None:

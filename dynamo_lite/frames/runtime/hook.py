@@ -85,7 +85,10 @@ def _open_cells(values: tuple, n_free: int) -> tuple | None:
 def build_instrumented(cache: CodeCache, state: FrameState, dispatch: Callable) -> types.CodeType:
     """The original code of ``cache`` with the dispatch prologue (see NOTE: [dispatch prologue])."""
     code = cache.code
-    bc = Bytecode.from_code(code)
+    # The prologue leaves the stack empty, so every handler keeps its depth. Recomputing
+    # the depths would go wrong for resume functions, whose own prologue jumps into a try
+    # block with a stack the bytecode library cannot see (see ResumeFunctions._build).
+    bc = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
     at = 0
     while at < len(bc) and isinstance(bc[at], Instr) and bc[at].name in compat.SETUP_OPCODES:
         at += 1
@@ -119,7 +122,7 @@ def build_instrumented(cache: CodeCache, state: FrameState, dispatch: Callable) 
         Instr("POP_TOP", location=loc),
     ]
     bc[at:at] = prologue
-    return bc.to_code()
+    return bc.to_code(compute_exception_stack_depths=False)
 
 
 class FrameHook:

@@ -52,7 +52,7 @@ class BreakPlan:
                 self.locals[name] = var
         name = self.instruction.opname
         stack = snapshot.stack
-        if tx.active_exceptions or in_try_block(tx.exception_handlers, snapshot.index):
+        if tx.active_exceptions:
             # Inside an except clause the stack holds the interpreter's own offsets (lasti)
             # and the exception being handled: resume functions cannot rebuild that state.
             # Inside a try block, a resume function's later handlers have misread stack
