@@ -93,11 +93,21 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     print(f"fuzzing seeds {seeds.start}:{seeds.stop} on {', '.join(backends)} "
           f"(Python {sys.version.split()[0]}, {jobs} worker(s), {args.chunk} seeds each)", flush=True)
+    results = {}
     for i, outcome in enumerate(run_seeds(seeds, backends, jobs, args.chunk, args.seed_timeout), 1):
+        results[outcome.seed] = outcome
+        if outcome.status == "crash":
+            print(f"seed {outcome.seed}: CRASH {outcome.crash}", flush=True)
+        elif outcome.mismatches:
+            print(f"seed {outcome.seed}: {outcome.mismatches[0]}", flush=True)
+        if i % 100 == 0:
+            mismatches = sum(r.status == "mismatch" for r in results.values())
+            print(f"... {i}/{len(seeds)} programs, {mismatches} mismatches, "
+                  f"{time.perf_counter() - start:.0f}s", flush=True)
+    for outcome in sorted(results.values(), key=lambda r: r.seed):
         counts[outcome.status] += 1
         if outcome.status == "crash":
             crashes.append(outcome.seed)
-            print(f"seed {outcome.seed}: CRASH {outcome.crash}", flush=True)
             continue
         if outcome.status != "invalid":
             classes[outcome.compiled_as] += 1
@@ -107,10 +117,6 @@ def main(argv=None) -> int:
             kinds[mismatch.kind] += 1
         if outcome.mismatches:
             failures.append((outcome.seed, outcome.mismatches[0]))
-            print(f"seed {outcome.seed}: {outcome.mismatches[0]}", flush=True)
-        if i % 100 == 0:
-            print(f"... {i}/{len(seeds)} programs, {counts['mismatch']} mismatches, "
-                  f"{time.perf_counter() - start:.0f}s", flush=True)
     report(counts, classes, reasons, kinds, time.perf_counter() - start, sys.stdout)
     if crashes:
         print("crashed seeds (rerun one with `python3 -X faulthandler -m tests.fuzz --worker --seeds N`): "

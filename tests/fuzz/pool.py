@@ -10,6 +10,7 @@ faulthandler traceback), and a new worker continues with the seeds after it.
 from __future__ import annotations
 
 import collections
+import faulthandler
 import json
 import os
 import selectors
@@ -24,6 +25,8 @@ from .generator import generate
 from .runner import Mismatch, check_source
 
 PROTOCOL = "@@fuzz "
+# The tests of this module make a worker segfault at this seed (a real crash, on purpose).
+CRASH_SEED_VARIABLE = "DL_FUZZ_TEST_CRASH_AT_SEED"
 STDERR_TAIL_LINES = 30
 
 
@@ -58,8 +61,11 @@ def check_seed(seed: int, backends: list[str]) -> SeedResult:
 def worker_main(seeds: range, backends: list[str]) -> int:
     """The worker side: check ``seeds`` in order, reporting each through the protocol."""
     out = sys.stdout
+    crash_at = os.environ.get(CRASH_SEED_VARIABLE)
     for seed in seeds:
         print(f"{PROTOCOL}start {seed}", file=out, flush=True)
+        if crash_at == str(seed):
+            faulthandler._sigsegv()
         result = check_seed(seed, backends)
         print(f"{PROTOCOL}done {result.to_json()}", file=out, flush=True)
     return 0
@@ -110,6 +116,33 @@ class _Worker:
         self.stderr.close()
 
 
+def _crashes_alone(seed: int, backends: list[str], python: str, seed_timeout: float) -> str | None:
+    """Run ``seed`` in a worker of its own: how it died, or None if it passed."""
+    command = [python, "-X", "faulthandler", "-m", "tests.fuzz", "--worker", "--seeds", str(seed),
+               "--backends", ",".join(backends)]
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=seed_timeout, cwd=os.getcwd())
+    except subprocess.TimeoutExpired:
+        return _exit_text(None, True, seed_timeout)
+    if done.returncode == 0:
+        return None
+    tail = "\n".join(done.stderr.decode("utf-8", "replace").splitlines()[-STDERR_TAIL_LINES:])
+    return f"{_exit_text(done.returncode, False, seed_timeout)}\n{tail}"
+
+
+def _culprit(worker: _Worker, how: str, backends, python, seed_timeout) -> SeedResult:
+    """The crash of ``worker``, blamed on the seed that causes it: the seed it was running
+    if that seed crashes on its own, else the first earlier seed of its chunk that does
+    (a corrupted interpreter may only fail later)."""
+    if _crashes_alone(worker.current, backends, python, seed_timeout) is None:
+        for seed in range(worker.seeds.start, worker.current):
+            alone = _crashes_alone(seed, backends, python, seed_timeout)
+            if alone is not None:
+                return SeedResult(seed, "crash", crash=f"{alone}\n(the worker died later, at seed {worker.current})")
+        how += "\n(no seed of the chunk crashes on its own)"
+    return SeedResult(worker.current, "crash", crash=how)
+
+
 def _exit_text(returncode: int | None, timed_out: bool, seed_timeout: float) -> str:
     if timed_out:
         return f"no progress for {seed_timeout:.0f}s (killed)"
@@ -120,7 +153,11 @@ def _exit_text(returncode: int | None, timed_out: bool, seed_timeout: float) -> 
 
 def run_seeds(seeds: range, backends: list[str], jobs: int = 1, chunk: int = 50,
               seed_timeout: float = 180.0, python: str | None = None):
-    """Yield a ``SeedResult`` per seed (in completion order), running ``jobs`` workers at once."""
+    """Yield a ``SeedResult`` per seed (in completion order), running ``jobs`` workers at once.
+
+    A crash found later for a seed that already passed in its worker is yielded again:
+    the last result of a seed is its verdict.
+    """
     python = python or sys.executable
     pending = collections.deque(range(start, min(start + chunk, seeds.stop))
                                 for start in range(seeds.start, seeds.stop, chunk))
@@ -142,7 +179,7 @@ def run_seeds(seeds: range, backends: list[str], jobs: int = 1, chunk: int = 50,
         crashed = worker.current is not None and worker.current not in worker.finished
         if crashed:
             how = _exit_text(returncode, timed_out, seed_timeout)
-            yield SeedResult(worker.current, "crash", crash=f"{how}\n{worker.stderr_tail()}")
+            yield _culprit(worker, f"{how}\n{worker.stderr_tail()}", backends, python, seed_timeout)
             rest = worker.remaining()
             if len(rest):
                 pending.appendleft(rest)

@@ -13,6 +13,7 @@ from .known_failures import KNOWN_FAILURES
 from .minimize import minimize
 from .observe import differences, snapshot
 from .prelude import INPUTS, PARAMS
+from .pool import CRASH_SEED_VARIABLE, run_seeds
 from .program import Program, Stmt
 from .regressions import load_cases
 from .runner import check_source, cpu_backends
@@ -104,6 +105,15 @@ def test_identity_differences_are_reported():
     assert differences(same["args.xs"], other["args.xs"], "args.xs") == [
         "args.xs: the object at result != list[tensor(float32, shape (2,), [1. 1.])]"
     ]
+
+
+def test_a_crashing_seed_is_reported_and_the_run_continues(monkeypatch):
+    monkeypatch.setenv(CRASH_SEED_VARIABLE, "2")
+    results = {r.seed: r for r in run_seeds(range(0, 5), ["eager"], jobs=2, chunk=3)}
+    assert sorted(results) == [0, 1, 2, 3, 4]
+    assert results[2].status == "crash" and "SIGSEGV" in results[2].crash, results[2].crash
+    assert "Fatal Python error" in results[2].crash  # the worker's faulthandler traceback
+    assert all(results[seed].status == "ok" and results[seed].compiled_as for seed in (0, 1, 3, 4))
 
 
 def test_the_generator_is_deterministic():
