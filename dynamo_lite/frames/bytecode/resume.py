@@ -73,7 +73,8 @@ class ResumeFunctions:
             return code, index
         return origin.code, index - origin.prologue_length
 
-    def get(self, code, index: int, stack_layout: tuple, local_names: tuple, f_globals: dict, cells: tuple = ()):
+    def get(self, code, index: int, stack_layout: tuple, local_names: tuple, f_globals: dict, cells: tuple = (),
+            exits: tuple = ()):
         """The resume function of ``code`` at instruction ``index``.
 
         Args:
@@ -81,19 +82,30 @@ class ResumeFunctions:
                 argument), "iter" (the rest of a loop's iterator, passed as a tuple and
                 turned back into an iterator) or "null" (a call's NULL; pushed again).
             local_names: the locals passed after the stack values.
+            exits: ``(instruction index, handover)`` pairs: reaching that instruction
+                returns ``handover(locals())`` instead (NOTE: [graph breaks in loops]).
         """
-        key = (code, index, stack_layout, local_names, id(f_globals), tuple(id(c) for c in cells))
+        key = (code, index, stack_layout, local_names, id(f_globals), tuple(id(c) for c in cells),
+               tuple((at, id(handover)) for at, handover in exits))
         entry = self._cache.get(key)
         if entry is None:
             if len(cells) != len(code.co_freevars):
                 raise Unsupported("a graph break in a closure whose cells are unknown")
-            entry = self._cache[key] = (self._build(code, index, stack_layout, local_names, f_globals, cells), cells)
+            fn = self._build(code, index, stack_layout, local_names, f_globals, cells, exits)
+            entry = self._cache[key] = (fn, cells, exits)  # (keeps what the key's ids name alive)
         return entry[0]
 
-    def _build(self, code, index, stack_layout, local_names, f_globals, cells):
+    def _build(self, code, index, stack_layout, local_names, f_globals, cells, exits=()):
         bc = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
         instructions = real_instructions(bc)
         target = instructions[index]
+        for at, handover in exits:
+            exit_instruction = instructions[at]
+            location = exit_instruction.location
+            call_locals = compat.call_const(locals, [], 0, location=location)
+            stub = compat.call_const(handover, call_locals, 1, location=location)
+            position = next(i for i, item in enumerate(bc) if item is exit_instruction)
+            bc[position:position] = stub + [Instr("RETURN_VALUE", location=location)]
         label = Label()
         position = next(i for i, item in enumerate(bc) if item is target)
         bc.insert(position, label)

@@ -15,6 +15,7 @@ from ..runtime.context import FrameRequest
 from ..errors import Unsupported
 from ..report import BreakReason, TranslationReport
 from .graph_break import BreakPlan, log_break
+from .loops import loop_entry
 from ..tracing.dynamic_policy import DynamicPolicy
 from ..tracing.guards import CONSTANT_MATCH, ID_MATCH, SHAPE_ENV, compile_guards
 from ..tracing.shape_guards import ShapeGuard, ShapeGuardSource
@@ -99,10 +100,13 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
         returned = tx.run()
         live = [returned]
     except GraphBreak as graph_break:
-        output.rollback(graph_break.snapshot.checkpoint)
+        loop_head = loop_entry(tx, graph_break.snapshot.index, graph_break.reason)  # NOTE: [graph breaks in loops]
+        snapshot = loop_head or graph_break.snapshot
+        output.rollback(snapshot.checkpoint)
         reason = graph_break.reason
         has_work = any(node.op == "call_function" for node in output.graph.nodes) or len(output.side_effects)
-        plan = BreakPlan(tx, graph_break.snapshot, graph_break.reason, resume_functions, request.f_globals, has_work, request.cells)
+        plan = BreakPlan(tx, snapshot, reason, resume_functions, request.f_globals, has_work, request.cells,
+                         at_loop_head=loop_head is not None)
         callee = getattr(reason, "callee", None)
         if callee is not None and not is_library_code(callee.__code__):
             request.hook.instrument(callee)  # its own frame compiles when the eager call runs it

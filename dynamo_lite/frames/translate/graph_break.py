@@ -6,6 +6,7 @@ from bytecode import Bytecode, Instr, Label
 from ..bytecode import compat
 from ..errors import Unsupported, UserError
 from .exceptions import in_try_block
+from .loops import LoopExit, loop_exits
 from ..bytecode.liveness import live_locals
 from ..logs import graph_breaks_log
 from ..runtime.cache import original_code
@@ -34,7 +35,8 @@ class BreakPlan:
         f_globals: the frame's globals.
     """
 
-    def __init__(self, tx, snapshot, reason, resume_functions, f_globals, graph_has_work: bool, cells: tuple = ()):
+    def __init__(self, tx, snapshot, reason, resume_functions, f_globals, graph_has_work: bool, cells: tuple = (),
+                 at_loop_head: bool = False):
         self.tx = tx
         self.snapshot = snapshot
         self.resume = resume_functions
@@ -52,16 +54,14 @@ class BreakPlan:
                 self.locals[name] = var
         name = self.instruction.opname
         stack = snapshot.stack
-        if tx.active_exceptions:
+        if tx.active_exceptions and not at_loop_head:  # (loop heads are never inside an except clause)
             # Inside an except clause the stack holds the interpreter's own offsets (lasti)
             # and the exception being handled: resume functions cannot rebuild that state.
-            # Inside a try block, a resume function's later handlers have misread stack
-            # depths (an interpreter crash): the frame runs eagerly there too.
-            raise Unsupported(f"{reason.reason} (inside a try block or except clause, the frame runs eagerly)",
+            raise Unsupported(f"{reason.reason} (inside an except clause, the frame runs eagerly)",
                               reason.filename, reason.lineno, reason.hint)
         self.exception = None
         if isinstance(reason, UserError) and name not in compat.EAGER_STACK_EFFECTS and graph_has_work \
-                and not in_try_block(tx.exception_handlers, snapshot.index):
+                and not at_loop_head and not in_try_block(tx.exception_handlers, snapshot.index):
             # Running this instruction again would not raise (e.g. a loop over a dict the
             # frame resized): raise what the program raises, after the graph and effects.
             self.mode, self.exception = "raise", reason.exception
@@ -70,6 +70,11 @@ class BreakPlan:
         in_try = in_try_block(tx.exception_handlers, snapshot.index)
         if self.exception is not None:
             pass
+        elif at_loop_head and graph_has_work:
+            self.mode = "loop"
+        elif at_loop_head:
+            raise Unsupported(f"{reason.reason} (inside a loop with nothing before it to compile: the frame "
+                              "runs eagerly)", reason.filename, reason.lineno, reason.hint)
         elif name in compat.CONDITIONAL_JUMPS and stack and isinstance(stack[-1], TensorVariable):
             self.mode = "branch"
         elif name in compat.EAGER_STACK_EFFECTS and not in_try:  # run outside the try, it could not be caught
@@ -86,6 +91,8 @@ class BreakPlan:
             self.targets = [self.original_index + 1, self.jump_target]
         elif self.mode == "raise":
             self.targets = []
+        elif at_loop_head:
+            self.targets = [self.original_index]
         else:
             # Resuming at a call starts at its companions (3.11's PRECALL sets the call up).
             self.targets = [self.original_index + 1 if self.mode == "eager" else self._first_of_call()]
@@ -110,15 +117,15 @@ class BreakPlan:
         live = self._live_at(resume_index)
         return tuple(name for name in self.locals if name in live)
 
-    def _resume_function(self, resume_index: int, layout: tuple):
+    def _resume_function(self, resume_index: int, layout: tuple, exits: tuple = ()):
         names = self._local_names(resume_index)
-        fn = self.resume.get(self.original_code, resume_index, layout, names, self.f_globals, self.cells)
+        fn = self.resume.get(self.original_code, resume_index, layout, names, self.f_globals, self.cells, exits)
         return fn, names
 
     # -- emission --------------------------------------------------------------------------
     def emit(self, cg, hook) -> None:
         {"eager": self._emit_eager, "branch": self._emit_branch, "resume": self._emit_resume,
-         "raise": self._emit_raise}[self.mode](cg, hook)
+         "raise": self._emit_raise, "loop": self._emit_loop}[self.mode](cg, hook)
 
     def _emit_raise(self, cg, hook) -> None:
         exception = self.exception
@@ -130,13 +137,15 @@ class BreakPlan:
         cg.call_const(_raise_new, emit_args, 2)
         cg.emit("RETURN_VALUE")  # never reached
 
-    def _call_resume(self, cg, hook, resume_index: int, below: list, results: int) -> None:
+    def _call_resume(self, cg, hook, resume_index: int, below: list, results: int, exits: tuple | None = None) -> None:
         """Call the resume function with the stack items ``below`` (variables), then the
-        ``results`` values stored in temporaries, then the live locals; return its value."""
+        ``results`` values stored in temporaries, then the live locals; return its value.
+        With ``exits`` the function is a loop's (NOTE: [graph breaks in loops]): it is
+        never translated, and leaves through ``exits``."""
         layout = _layout(below) + ("value",) * results
-        fn, names = self._resume_function(resume_index, layout)
+        fn, names = self._resume_function(resume_index, layout, exits or ())
         self.resume_codes.append(original_code(fn.__code__))  # without the hook's prologue
-        if hook is not None:
+        if hook is not None and exits is None:
             hook.instrument(fn)
 
         def emit_args():
@@ -199,6 +208,19 @@ class BreakPlan:
 
     def _emit_resume(self, cg, hook) -> None:
         self._call_resume(cg, hook, self.targets[0], self.snapshot.stack, 0)
+
+    def _emit_loop(self, cg, hook) -> None:
+        """Call the loop's resume function; the code after the loop gets resume functions
+        of its own when it can (a stack below the loop, or an exit inside a try, keeps
+        it in the loop's function, running eagerly)."""
+        stack = self.snapshot.stack
+        exits = loop_exits(self.original_code, self.original_index) if len(stack) == 1 else None
+        free = set(self.original_code.co_freevars)
+        handovers = tuple(
+            (at, LoopExit(self.resume, hook, self.original_code, at, tuple(n for n in names if n not in free),
+                          self.f_globals, self.cells))
+            for at, names in exits or ())
+        self._call_resume(cg, hook, self.targets[0], stack, 0, handovers)
 
 
 def _raise_new(exception_type, args):

@@ -59,6 +59,7 @@ class InstructionTranslator:
         self.steps = 0
         self.handlers = HANDLERS
         self.allow_breaks = allow_breaks
+        self.loop_heads: dict = {}  # GET_ITER index -> Snapshot (NOTE: [graph breaks in loops])
         for name in code.co_cellvars:
             self.locals.setdefault(name, CellVariable(None, name))
             if not isinstance(self.locals[name], CellVariable):
@@ -80,6 +81,8 @@ class InstructionTranslator:
         if instruction.positions is not None and instruction.positions.lineno is not None:
             self.lineno = instruction.positions.lineno
         before = self.snapshot(index) if self.allow_breaks else None
+        if before is not None and instruction.opname == "GET_ITER" and not self.active_exceptions:
+            self.loop_heads.setdefault(index, before)
         try:
             if self.steps > MAX_STEPS:
                 raise self.unsupported("a loop too long to unroll")
