@@ -342,14 +342,16 @@ def test_breaks_inside_a_loop_and_methods_of_library_objects(capsys):
     def f(x):
         y = x.relu()
         for i in range(3):
-            if y[i] > 0.5:  # a data-dependent branch inside an unrolled loop
+            if y[i] > 0.5:  # a data-dependent branch inside a loop: the loop runs eagerly
                 y = y + i
             print(i, end="")
         total = x.numpy().sum()  # a NumPy method: runs eagerly on the real array
         return y * 2, float(total)
 
     x = dl.from_numpy(np.array([0.2, 0.9, -1.0, 3.0], dtype=np.float32))
-    compiled = assert_same(f, x, expect_breaks=9)
+    # The break in the loop counts once (not once per iteration: NOTE: [graph breaks in
+    # loops]); the code after the loop compiles in a resume function of its own.
+    compiled = assert_same(f, x, expect_breaks=4)
     assert capsys.readouterr().out == "012" * 4
     assert dl.stats().fallbacks == ()
     _no_new_compiles(compiled, x)

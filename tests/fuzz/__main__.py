@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -71,7 +72,7 @@ def main(argv=None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=1,
                         help="worker processes at once (at most the machine's cores; it is shared)")
     parser.add_argument("--chunk", type=int, default=50, help="seeds per worker process")
-    parser.add_argument("--seed-timeout", type=float, default=180.0,
+    parser.add_argument("--seed-timeout", type=float, default=600.0,
                         help="seconds without progress after which a seed counts as a crash (hang)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -86,6 +87,7 @@ def main(argv=None) -> int:
     if args.worker:
         return worker_main(seeds, backends)
     jobs = max(1, min(args.jobs, os.cpu_count() or 1))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the workers too (pool's finally)
 
     counts, classes = collections.Counter(), collections.Counter()
     reasons, kinds = collections.Counter(), collections.Counter()

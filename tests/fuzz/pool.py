@@ -152,7 +152,7 @@ def _exit_text(returncode: int | None, timed_out: bool, seed_timeout: float) -> 
 
 
 def run_seeds(seeds: range, backends: list[str], jobs: int = 1, chunk: int = 50,
-              seed_timeout: float = 180.0, python: str | None = None):
+              seed_timeout: float = 600.0, python: str | None = None):
     """Yield a ``SeedResult`` per seed (in completion order), running ``jobs`` workers at once.
 
     A crash found later for a seed that already passed in its worker is yielded again:
