@@ -82,11 +82,12 @@ class ResumeFunctions:
                 argument), "iter" (the rest of a loop's iterator, passed as a tuple and
                 turned back into an iterator) or "null" (a call's NULL; pushed again).
             local_names: the locals passed after the stack values.
-            exits: ``(instruction index, handover)`` pairs: reaching that instruction
-                returns ``handover(locals())`` instead (NOTE: [graph breaks in loops]).
+            exits: ``(instruction index, pops, handover)``: reaching that instruction
+                pops ``pops`` values and returns ``handover(locals())`` instead (NOTE:
+                [graph breaks in loops]).
         """
         key = (code, index, stack_layout, local_names, id(f_globals), tuple(id(c) for c in cells),
-               tuple((at, id(handover)) for at, handover in exits))
+               tuple((at, pops, id(handover)) for at, pops, handover in exits))
         entry = self._cache.get(key)
         if entry is None:
             if len(cells) != len(code.co_freevars):
@@ -99,11 +100,12 @@ class ResumeFunctions:
         bc = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
         instructions = real_instructions(bc)
         target = instructions[index]
-        for at, handover in exits:
+        for at, pops, handover in exits:
             exit_instruction = instructions[at]
             location = exit_instruction.location
             call_locals = compat.call_const(locals, [], 0, location=location)
-            stub = compat.call_const(handover, call_locals, 1, location=location)
+            stub = [Instr("POP_TOP", location=location)] * pops
+            stub += compat.call_const(handover, call_locals, 1, location=location)
             position = next(i for i, item in enumerate(bc) if item is exit_instruction)
             bc[position:position] = stub + [Instr("RETURN_VALUE", location=location)]
         label = Label()

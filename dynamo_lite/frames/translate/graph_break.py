@@ -216,11 +216,12 @@ class BreakPlan:
         stack = self.snapshot.stack
         exits = loop_exits(self.original_code, self.original_index) if len(stack) == 1 else None
         free = set(self.original_code.co_freevars)
-        handovers = tuple(
-            (at, LoopExit(self.resume, hook, self.original_code, at, tuple(n for n in names if n not in free),
-                          self.f_globals, self.cells))
-            for at, names in exits or ())
-        self._call_resume(cg, hook, self.targets[0], stack, 0, handovers)
+        handovers = []
+        for at, resume_index, pops in exits or ():
+            names = tuple(sorted(self._live_at(resume_index) - free))
+            handover = LoopExit(self.resume, hook, self.original_code, resume_index, names, self.f_globals, self.cells)
+            handovers.append((at, pops, handover))
+        self._call_resume(cg, hook, self.targets[0], stack, 0, tuple(handovers))
 
 
 def _raise_new(exception_type, args):

@@ -28,6 +28,7 @@ from ..bytecode.resume import indexed_instructions
 from .exceptions import in_try_block
 
 _JUMPS = frozenset(compat.UNCONDITIONAL_JUMPS) | frozenset(compat.CONDITIONAL_JUMPS)
+_STOPS = ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE")
 
 
 @cache
@@ -62,23 +63,54 @@ def loop_entry(tx, index: int, reason):
 
 
 def loop_exits(code, get_iter: int) -> tuple | None:
-    """Where the loop starting at ``get_iter`` hands over to the code after it: the
-    instruction indices an exhausted ``FOR_ITER`` and the jumps out of the body land on,
-    each with the locals code from there may read. None when the code after the loop
-    cannot run in a resume function of its own: an exit inside a try or with block (an
-    error there would meet the handler twice)."""
+    """Where the loop starting at ``get_iter`` (with nothing on the stack below its
+    iterable) hands over to the code after it: ``(index, resume index, pops)`` for the
+    target of an exhausted ``FOR_ITER`` and of each jump out of the body; ``pops`` is 1
+    where the loop's iterator is still on the stack (3.12+ pop it at a ``break``'s target),
+    and the code after the loop resumes past that ``POP_TOP``. None when the code after
+    the loop must stay in the loop's resume function: an exit inside a try or with block
+    (an error there would meet the handler twice), or another stack at an exit."""
     instructions, index_of_offset = indexed_instructions(code)
     _, for_iter, last = next(loop for loop in for_loops(code) if loop[0] == get_iter)
-    exits = {index_of_offset[instructions[for_iter].argval] + compat.FOR_ITER_EXIT_SKIP}
-    for index in range(for_iter + 1, last + 1):
-        instruction = instructions[index]
-        if instruction.opname in _JUMPS and index_of_offset[instruction.argval] > last:
-            exits.add(index_of_offset[instruction.argval])
-    protected = [(index_of_offset[e.start], index_of_offset.get(e.end, len(instructions)))
-                 for e in getattr(dis.Bytecode(code), "exception_entries", ())]
-    if any(start <= exit_index < end for start, end in protected for exit_index in exits):
-        return None
-    return tuple((exit_index, tuple(sorted(live_locals(code, exit_index)))) for exit_index in sorted(exits))
+    exhausted = index_of_offset[instructions[for_iter].argval] + compat.FOR_ITER_EXIT_SKIP
+    entries = getattr(dis.Bytecode(code), "exception_entries", ())
+    depths = _stack_depths(instructions, index_of_offset, entries, for_iter, last)
+    exits = {exhausted: 0}
+    exits.update((index, depth) for index, depth in depths.items() if index > last and index != exhausted)
+    protected = [(index_of_offset[e.start], index_of_offset.get(e.end, len(instructions))) for e in entries]
+    found = []
+    for index, depth in sorted(exits.items()):
+        pops = 1 if depth == 1 and instructions[index].opname == "POP_TOP" else 0
+        if depth != pops or any(start <= index < end for start, end in protected):
+            return None
+        found.append((index, index + pops, pops))
+    return tuple(found)
+
+
+def _stack_depths(instructions, index_of_offset, entries, for_iter: int, last: int) -> dict:
+    """Stack depth before each instruction reachable from a loop's body (the iterator
+    counts one), not following paths past the loop."""
+    depths: dict[int, int] = {}
+    pending = [(for_iter + 1, 2)]  # the iterator and the item FOR_ITER pushed
+    while pending:
+        index, depth = pending.pop()
+        if index in depths or index >= len(instructions):
+            continue
+        depths[index] = depth
+        if index > last:
+            continue  # an exit
+        ins = instructions[index]
+        for entry in entries:
+            if index_of_offset[entry.start] <= index < index_of_offset.get(entry.end, len(instructions)):
+                pending.append((index_of_offset[entry.target], entry.depth + 1 + int(entry.lasti)))
+        if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+            if index != for_iter:
+                pending.append((index_of_offset[ins.argval], depth + dis.stack_effect(ins.opcode, ins.arg, jump=True)))
+            if ins.opname in compat.UNCONDITIONAL_JUMPS:
+                continue
+        if ins.opname not in _STOPS:
+            pending.append((index + 1, depth + dis.stack_effect(ins.opcode, ins.arg, jump=False)))
+    return depths
 
 
 class LoopExit:
