@@ -6,6 +6,8 @@ not pytest's.
 """
 from __future__ import annotations
 
+import types
+
 import pytest
 
 import dynamo_lite as dl
@@ -358,3 +360,55 @@ def test_a_break_inside_a_try_in_a_loop_over_a_dict_is_transparent(backend, caps
         assert_equal_values(compiled(t(n), n), expected)
         assert capsys.readouterr().out == eager_out
     assert dl.stats().graph_count >= 1
+
+# -- dl.finfo / dl.iinfo -------------------------------------------------------------------
+def _type_limits(x):
+    fi = dl.finfo(x.dtype)
+    small = dl.finfo(dl.float16)
+    ints = dl.iinfo(dl.int8)
+    y = x.clamp(min=small.min, max=small.max) * fi.eps + dl.finfo().tiny
+    return y + ints.max + ints.bits, fi.dtype, small.max, ints.min, type(fi).__name__
+
+
+def test_finfo_and_iinfo_limits_are_constants(backend):
+    assert_transparent(_type_limits, lambda c: (t(c),), backend, graphs=1, breaks=0)
+
+
+def test_a_finfo_object_returned_from_the_frame_is_a_fresh_finfo(backend):
+    def f(x):
+        return x + 1, dl.finfo(x.dtype)
+
+    compiled = dl.compile(f, backend=backend)
+    out, info = compiled(t(0))
+    assert isinstance(info, dl.finfo) and info.eps == dl.finfo(dl.float32).eps
+    assert compiled(t(1))[1] is not info  # every call makes its own, as eagerly
+    assert dl.stats().graph_breaks == 0 and not dl.stats().fallbacks
+
+
+def test_finfo_of_an_integer_dtype_raises_like_eager(backend):
+    def f(x):
+        y = x + 1
+        return y * dl.finfo(dl.int32).eps  # TypeError after the graph of y
+
+    assert_transparent(f, lambda c: (t(c),), backend)
+
+
+# -- locals whose names are not identifiers -------------------------------------------------
+def _renamed_local(fn, old: str, new: str):
+    """``fn`` with local ``old`` renamed ``new`` (as pytest's assert rewriting names
+    its ``@py_assert1`` locals)."""
+    code = fn.__code__
+    code = code.replace(co_varnames=tuple(new if name == old else name for name in code.co_varnames))
+    return types.FunctionType(code, fn.__globals__, fn.__name__)
+
+
+def _tmp_across_a_break(x, n):
+    tmp = x + n
+    print("break")
+    return tmp * 2
+
+
+def test_a_local_named_like_pytests_assert_temporaries_is_guarded(backend):
+    f = _renamed_local(_tmp_across_a_break, "tmp", "@py_assert1")
+    assert "@py_assert1" in f.__code__.co_varnames
+    assert_transparent(f, lambda c: (t(c), c), backend, graphs=2, breaks=1)

@@ -43,7 +43,7 @@ from ...nn.hooks import HOOK_TABLES
 from ...nn.layers.container import ModuleDict, ModuleList, Sequential, _ListLike
 from ...nn.module import Module
 from ...nn.versioning import REBINDS
-from .sources import AttrSource, ConstSource, GlobalSource, ItemSource, LocalSource, Source
+from .sources import AttrSource, ConstSource, GlobalSource, ItemSource, LocalSource, Source, local_identifier
 
 #: Attribute tables of a Module, in the order ``Module.__getattr__`` searches them.
 MODULE_TABLES = ("_parameters", "_buffers", "_modules")
@@ -90,7 +90,7 @@ def build(guards, names: tuple, values: tuple, f_globals: dict, kinds: dict) -> 
     member reads are direct and no tags are used); ``nodes`` maps source expressions, and
     each guard object, to nodes.
     """
-    local_values = dict(zip(names, values)) if values is not None else {}
+    local_values = dict(zip(map(local_identifier, names), values)) if values is not None else {}
     namespace = {"__dl_G": f_globals, "__dl_B": builtins.__dict__}
     nodes: dict = {}
     roots: list = []
@@ -157,7 +157,7 @@ def _child(parent: Node, source) -> Node:
 def _root_value(source, key: str, namespace: dict, local_values: dict):
     """The value of a root source for the call the guards were made for."""
     if isinstance(source, LocalSource):
-        return local_values.get(source.local_name, _UNKNOWN)
+        return local_values.get(source.expr(), _UNKNOWN)
     if isinstance(source, GlobalSource):
         return namespace["__dl_G"].get(source.global_name, _UNKNOWN)
     if isinstance(source, ConstSource):
@@ -407,6 +407,7 @@ def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, consta
         namespace[f"__dl_tag{k}"] = tag if known else None
         namespace[f"__dl_rb{k}"] = validated_tags.get("rebinds") if known else None
     fn = _Conjunction()
+    names = tuple(map(local_identifier, names))
     namer.locals = {root: root.source.expr() for root in roots if root.source.expr() in names}
     body(fn, roots, per_call, needed_by(per_call, numbers), tags=True)
     unpack = f"    {', '.join(names)}{',' if len(names) == 1 else ''} = __dl_values" if names else "    pass"

@@ -9,7 +9,7 @@ from ...nn.module import Module
 from ...nn.versioning import REBINDS
 from . import guard_tree
 from .shape_guards import FRAME_VALUES
-from .sources import Source
+from .sources import Source, local_identifier
 
 # Guard kinds, in the order a person reads them.
 TYPE_MATCH = "TYPE_MATCH"
@@ -119,7 +119,7 @@ def compile_guards(guards: GuardSet, names: tuple, f_globals: dict, values: tupl
     check = program.compile()
 
     def describe_failure(values) -> str | None:
-        local_ns = dict(zip(names, values))
+        local_ns = dict(zip(map(local_identifier, names), values))
         local_ns[FRAME_VALUES] = dict(local_ns)  # what the SHAPE_ENV guard explains from
         for guard in guards:
             try:

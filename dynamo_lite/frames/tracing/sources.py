@@ -1,6 +1,7 @@
 """Sources: where a traced value came from, how to guard it and how to reload it."""
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
 
 
@@ -33,6 +34,14 @@ class Source:
         return isinstance(other, Source) and self.expr() == other.expr()
 
 
+def local_identifier(name: str) -> str:
+    """``name`` as an identifier guard code can bind: locals such as pytest's
+    ``@py_assert1`` are not identifiers, so they get a spelled-out one."""
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return name
+    return "__dl_local_" + name.encode().hex()
+
+
 @dataclass(eq=False)
 class LocalSource(Source):
     """A value the frame received: an argument or a free variable's contents."""
@@ -40,7 +49,7 @@ class LocalSource(Source):
     local_name: str
 
     def expr(self) -> str:
-        return self.local_name
+        return local_identifier(self.local_name)
 
     def reconstruct(self, cg) -> None:
         cg.load_fast(self.local_name)

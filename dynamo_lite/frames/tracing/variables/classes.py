@@ -10,6 +10,7 @@ from .exceptions import ExceptionVariable, is_plain_exception
 from .instances import construct, is_plain_class
 from .library import call_special, has_special_handling
 from .objects import ObjectVariable, _static_attr
+from .type_info import TYPE_INFO_CLASSES, make_type_info
 
 
 class ClassVariable(ObjectVariable):
@@ -19,6 +20,8 @@ class ClassVariable(ObjectVariable):
         cls = self.value
         if has_special_handling(cls):
             return call_special(tx, cls, args, kwargs)
+        if cls in TYPE_INFO_CLASSES:
+            return make_type_info(cls, args, kwargs)
         if is_plain_class(cls):
             return construct(tx, self, args, kwargs)
         if issubclass(cls, BaseException) and not kwargs and all(a.is_python_constant() for a in args):
