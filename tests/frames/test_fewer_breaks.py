@@ -412,3 +412,31 @@ def test_a_local_named_like_pytests_assert_temporaries_is_guarded(backend):
     f = _renamed_local(_tmp_across_a_break, "tmp", "@py_assert1")
     assert "@py_assert1" in f.__code__.co_varnames
     assert_transparent(f, lambda c: (t(c), c), backend, graphs=2, breaks=1)
+
+
+# -- a break inside a grad-mode block --------------------------------------------------------
+def _break_inside_no_grad(x):
+    y = x * 2
+    with dl.no_grad():
+        z = y + 1
+        print("inside", dl.is_grad_enabled())
+        w = z * 3
+        inside = dl.is_grad_enabled()
+    return w + y, w, z, inside, dl.is_grad_enabled()
+
+
+def test_a_break_inside_a_no_grad_block_resumes_inside_the_block(backend, capsys):
+    compiled = dl.compile(_break_inside_no_grad, backend=backend)
+    for call in range(3):
+        x = t(call).requires_grad_()
+        expected = _break_inside_no_grad(x)
+        eager_out = capsys.readouterr().out
+        actual = compiled(x)
+        assert capsys.readouterr().out == eager_out == "inside False\n"
+        assert actual[3:] == expected[3:] == (False, True)
+        for got, want in zip(actual[:3], expected[:3]):
+            assert got.requires_grad == want.requires_grad and bool((got == want).all())
+        assert [v.requires_grad for v in actual[:3]] == [True, False, False]
+        assert dl.is_grad_enabled()
+    stats = dl.stats()
+    assert stats.graph_count >= 2 and not stats.fallbacks, stats.fallbacks

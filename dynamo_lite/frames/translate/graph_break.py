@@ -13,6 +13,7 @@ from ..runtime.cache import original_code
 from ..bytecode.resume import real_instructions
 from ..tracing.variables.base import CellVariable, NullVariable
 from ..tracing.variables.iterators import IteratorVariable
+from ..tracing.variables.objects import NoOpExitVariable
 from ..tracing.variables.tensor import TensorVariable
 
 TEMP_PREFIX = "__dl_result"
@@ -67,7 +68,10 @@ class BreakPlan:
             self.mode, self.exception = "raise", reason.exception
         else:
             stack[:] = [v.frozen(tx) if isinstance(v, IteratorVariable) else v for v in stack]
-        in_try = in_try_block(tx.exception_handlers, snapshot.index)
+        # Inside a try, or a with block that changes the grad mode, the instruction runs in
+        # the resume function (which continues inside the block), not in between.
+        in_try = in_try_block(tx.exception_handlers, snapshot.index) or any(
+            isinstance(v, NoOpExitVariable) and v.changes_mode for v in stack)
         if self.exception is not None:
             pass
         elif at_loop_head and graph_has_work:

@@ -201,6 +201,10 @@ def _object_variable(tx, value, source) -> VariableTracker:
     if isinstance(value, types.MethodType):
         if source is not None:
             _guard(tx, AttrSource(source, "__func__"), G.ID_MATCH, value.__func__)
+        if value.__name__ == "__exit__" and type(value.__self__).__module__ == GRAD_MODE_MODULE:
+            # A grad-mode block entered before a resume function (NoOpExitVariable.reconstruct):
+            # leaving it is a break, so the code after it runs with the mode it restores.
+            return DisabledFunctionVariable(value, "leaving a grad-mode block entered before a graph break", source)
         self_var = wrap(tx, value.__self__, None if source is None else AttrSource(source, "__self__"))
         return UserMethodVariable(value.__func__, self_var, None)
     if isinstance(value, type):

@@ -324,7 +324,14 @@ class GradModeCloneVariable(VariableTracker):
 
 
 class NoOpExitVariable(VariableTracker):
-    """The ``__exit__`` pushed by BEFORE_WITH for a grad-mode block."""
+    """The ``__exit__`` pushed by BEFORE_WITH for a grad-mode block.
+
+    At a graph break inside a block that changes the grad mode, the compiled code enters
+    a fresh copy of the block right before the resume function, which continues inside
+    the original ``with`` and calls this ``__exit__`` when it leaves (``reenter``).
+    """
+
+    rebuilt_once = False  # entered where the resume function is called, not earlier
 
     def __init__(self, bound, changes_mode: bool = False):
         self.bound = bound
@@ -337,6 +344,14 @@ class NoOpExitVariable(VariableTracker):
 
     def reconstruct(self, cg) -> None:
         if self.changes_mode:
-            # the code between the graphs would run without the block's grad mode
-            raise Unsupported("a graph break inside a with block that changes the grad mode")
-        cg.load_const(self.bound)  # a resume function inside the block calls it on exit
+            cg.call_const(reenter, lambda: cg.load_const(self.bound.__self__), 1)
+        else:
+            cg.load_const(self.bound)  # a resume function inside the block calls it on exit
+
+
+def reenter(block):
+    """Enter a fresh copy of the grad-mode ``block``; its ``__exit__`` (the value a
+    ``with`` statement keeps on the stack) restores the mode when the block ends."""
+    entered = block.clone()
+    entered.__enter__()
+    return entered.__exit__
