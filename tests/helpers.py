@@ -130,9 +130,11 @@ def assert_compiled(before, after, *, expect_fallback=False, expect_breaks=0, ex
 
 def run_rewritten(out, fn, *args):
     """Run the rewritten source of every frame of ``out`` in place of the code it spells:
-    the compiled graphs bound, each resume call going to the resume function's own view."""
+    the compiled graphs bound, each resume call going to the resume function's own view
+    (a frame that fell back has none: its resume function runs as it is)."""
     sources, bindings = out.rewritten_source, out.rewritten_bindings
-    assert list(sources) == [f.name for f in out.frames]
+    assert list(sources) == [f.name for f in out.frames if f.name in sources]
+    assert all(f.report.fallback_reason for f in out.frames if f.name not in sources)
     functions, namespaces = {}, []
     for name, source in sources.items():
         code = compile(source, "<rewritten>", "exec")
