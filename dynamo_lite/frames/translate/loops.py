@@ -20,7 +20,7 @@ the frame where it happens and is not rewound.
 from __future__ import annotations
 
 import dis
-from functools import cache
+from functools import lru_cache
 
 from ..bytecode import compat
 from ..bytecode.liveness import live_locals
@@ -31,7 +31,7 @@ _JUMPS = frozenset(compat.UNCONDITIONAL_JUMPS) | frozenset(compat.CONDITIONAL_JU
 _STOPS = ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE")
 
 
-@cache
+@lru_cache(maxsize=512)
 def for_loops(code) -> tuple:
     """``(get_iter, for_iter, last)`` instruction indices of each for-loop of ``code``
     whose iterator is made right before it (``last``: its last backward jump)."""
