@@ -101,12 +101,10 @@ class _Worker:
         lines = self.stderr.read().decode("utf-8", "replace").splitlines()
         return "\n".join(lines[-STDERR_TAIL_LINES:])
 
-    def remaining(self) -> range:
-        """The seeds after the one that crashed (or all seeds not reported yet)."""
-        after = self.current + 1 if self.current is not None else self.seeds.start
-        while after in self.finished:
-            after += 1
-        return range(after, self.seeds.stop)
+    def remaining(self, culprit: int) -> range:
+        """The seeds still to check: after the crashing seed, or from the seed the worker
+        died at when an earlier one was to blame (it gets a run of its own)."""
+        return range(self.current + 1 if culprit == self.current else self.current, self.seeds.stop)
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -179,8 +177,9 @@ def run_seeds(seeds: range, backends: list[str], jobs: int = 1, chunk: int = 50,
         crashed = worker.current is not None and worker.current not in worker.finished
         if crashed:
             how = _exit_text(returncode, timed_out, seed_timeout)
-            yield _culprit(worker, f"{how}\n{worker.stderr_tail()}", backends, python, seed_timeout)
-            rest = worker.remaining()
+            culprit = _culprit(worker, f"{how}\n{worker.stderr_tail()}", backends, python, seed_timeout)
+            yield culprit
+            rest = worker.remaining(culprit.seed)
             if len(rest):
                 pending.appendleft(rest)
         elif returncode != 0 or len(worker.finished) < len(worker.seeds):
