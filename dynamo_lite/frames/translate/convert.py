@@ -105,11 +105,13 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
         output.rollback(snapshot.checkpoint)
         reason = graph_break.reason
         has_work = any(node.op == "call_function" for node in output.graph.nodes) or len(output.side_effects)
-        plan = BreakPlan(tx, snapshot, reason, resume_functions, request.f_globals, has_work, request.cells,
-                         at_loop_head=loop_head is not None)
         callee = getattr(reason, "callee", None)
         if callee is not None and not is_library_code(callee.__code__):
-            request.hook.instrument(callee)  # its own frame compiles when the eager call runs it
+            # Its own frame compiles when the eager call runs it (also when this frame
+            # cannot resume and runs eagerly).
+            request.hook.instrument(callee)
+        plan = BreakPlan(tx, snapshot, reason, resume_functions, request.f_globals, has_work, request.cells,
+                         at_loop_head=loop_head is not None)
         break_reasons.append(_break_reason(reason))
         log_break(code, reason)
         live = plan.live_variables()
