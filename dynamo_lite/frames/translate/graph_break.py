@@ -74,11 +74,8 @@ class BreakPlan:
             isinstance(v, NoOpExitVariable) and v.changes_mode for v in stack)
         if self.exception is not None:
             pass
-        elif at_loop_head and graph_has_work:
+        elif at_loop_head:  # (with nothing before the loop, still: the code after it compiles)
             self.mode = "loop"
-        elif at_loop_head:
-            raise Unsupported(f"{reason.reason} (inside a loop with nothing before it to compile: the frame "
-                              "runs eagerly)", reason.filename, reason.lineno, reason.hint)
         elif name in compat.CONDITIONAL_JUMPS and stack and isinstance(stack[-1], TensorVariable):
             self.mode = "branch"
         elif name in compat.EAGER_STACK_EFFECTS and not in_try:  # run outside the try, it could not be caught
