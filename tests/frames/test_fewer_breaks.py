@@ -440,3 +440,22 @@ def test_a_break_inside_a_no_grad_block_resumes_inside_the_block(backend, capsys
         assert dl.is_grad_enabled()
     stats = dl.stats()
     assert stats.graph_count >= 2 and not stats.fallbacks, stats.fallbacks
+
+
+def _deep_handler(x, xs):
+    try:
+        for v in xs:
+            x = x + v
+    except ValueError as exc:
+        print("caught", type(exc).__name__, exc, len(xs), [len(xs), len(xs)], end="")
+    return x
+
+
+def test_resume_functions_keep_the_stack_their_handlers_need():
+    from dynamo_lite.frames.bytecode.resume import ResumeFunctions, dis_instructions
+
+    code = _deep_handler.__code__
+    get_iter = next(i for i, ins in enumerate(dis_instructions(code)) if ins.opname == "GET_ITER")
+    fn = ResumeFunctions().get(code, get_iter, ("value",), ("x", "xs"), globals())
+    assert fn.__code__.co_stacksize >= code.co_stacksize  # fuzz seed 1320 read garbage below it
+    assert_equal_values(fn([t(0)], t(1), [t(0)]), _deep_handler(t(1), [t(0)]))

@@ -138,6 +138,9 @@ class ResumeFunctions:
         # The handlers keep the stack depths of the original code: the prologue rebuilds that
         # stack, and a depth recomputed from the prologue's jump into a try block is wrong.
         new_code = bc.to_code(compute_exception_stack_depths=False)
-        new_code = new_code.replace(co_qualname=f"{code.co_qualname}.<resume@{offset}>")
+        # (Without recomputed depths the library sizes the stack from the normal flow only:
+        # the handlers, reached through the exception table, need the original's size.)
+        new_code = new_code.replace(co_qualname=f"{code.co_qualname}.<resume@{offset}>",
+                                    co_stacksize=max(new_code.co_stacksize, code.co_stacksize))
         self.origins[new_code] = ResumeOrigin(code, len(prologue), offset)  # setup stays in front
         return types.FunctionType(new_code, f_globals, name, None, tuple(cells) or None)

@@ -122,7 +122,9 @@ def build_instrumented(cache: CodeCache, state: FrameState, dispatch: Callable) 
         Instr("POP_TOP", location=loc),
     ]
     bc[at:at] = prologue
-    return bc.to_code(compute_exception_stack_depths=False)
+    instrumented = bc.to_code(compute_exception_stack_depths=False)
+    # The library then sizes the stack from the normal flow only: handlers need the original's.
+    return instrumented.replace(co_stacksize=max(instrumented.co_stacksize, code.co_stacksize))
 
 
 class FrameHook:
