@@ -48,7 +48,7 @@ class OpNode(Node):
             results = [s.unpack(self) if isinstance(s, SavedTensor) else s for s in self.saved_result]
             kwargs["result"] = tuple(results) if self.multi_output else results[0]
         out = self.formula.formula(tuple(grads) if self.multi_output else grads[0], *args, **kwargs)
-        return [reduce_to(_pick(out, key), meta) if edge[0] is not None else None
+        return [reduce_to(pick_gradient(out, key), meta) if edge[0] is not None else None
                 for (key, meta), edge in zip(self.slots, self.next_functions)]
 
 
@@ -60,7 +60,7 @@ def _unpack(value, node):
     return value
 
 
-def _pick(out, key):
+def pick_gradient(out, key):
     """The gradient for slot ``key`` from a formula's return value."""
     if not isinstance(out, tuple):
         out = (out,)

@@ -52,7 +52,7 @@ def record(op, args, kwargs):
         if op.name in NOT_DIFFERENTIABLE:
             return dispatch(op, args, kwargs, record_grad=False)
         raise RuntimeError(f"the derivative for '{op.name}' is not implemented.")
-    slots = _tensor_slots(args, kwargs)
+    slots = tensor_slots(args, kwargs)
     edges = [gradient_edge(t) if history(t)._requires_grad else (None, 0) for _, t in slots]
     saved_args, saved_kwargs = _save_inputs(formula, args, kwargs, target)
     result = dispatch(op, args, kwargs, record_grad=False)
@@ -70,7 +70,7 @@ def record(op, args, kwargs):
     else:
         for nr, (out, is_diff) in enumerate(zip(outputs, differentiable)):
             if is_diff:
-                _set_history(out, node, nr)
+                set_history(out, node, nr)
     if "result" in formula.saves:
         node.saved_result = [SavedTensor(o, is_output=d) if isinstance(o, Tensor) else o
                              for o, d in zip(outputs, differentiable)]
@@ -91,11 +91,11 @@ def history(tensor: Tensor) -> Tensor:
     if meta.no_grad_view:
         raise RuntimeError(NO_GRAD_VIEW_MODIFIED)
     node = ViewOfBase(gradient_edge(base), base, tensor)
-    _set_history(tensor, node, 0)
+    set_history(tensor, node, 0)
     return tensor
 
 
-def _set_history(tensor: Tensor, node, output_nr: int) -> None:
+def set_history(tensor: Tensor, node, output_nr: int) -> None:
     tensor._requires_grad = True
     tensor._grad_fn = node
     meta = tensor._meta()
@@ -115,15 +115,15 @@ def _rewrite_history(target: Tensor, node) -> None:
     """After ``node``'s in-place op wrote ``target``: point the histories at the new values."""
     base = getattr(target, "_view_base", None)
     if base is None:
-        _set_history(target, node, 0)
+        set_history(target, node, 0)
         return
     base_edge = gradient_edge(base) if base._requires_grad else (None, 0)
     copy_slices = CopySlices(base_edge, base, target, node)
-    _set_history(base, copy_slices, 0)
-    _set_history(target, ViewOfBase((copy_slices, 0), base, target), 0)
+    set_history(base, copy_slices, 0)
+    set_history(target, ViewOfBase((copy_slices, 0), base, target), 0)
 
 
-def _tensor_slots(args, kwargs):
+def tensor_slots(args, kwargs):
     """``[(key, tensor)]`` for every tensor argument: key ``i``, ``(i, j)`` in a list, or a keyword."""
     slots = []
     for i, arg in enumerate(args):
@@ -145,14 +145,14 @@ def _save_inputs(formula, args, kwargs, inplace_target):
     """
     params = formula.params
     by_name = dict(zip(params, args), **kwargs)
-    keep = {name for name in set(params) | set(kwargs) if _needed(formula, name, by_name)}
+    keep = {name for name in set(params) | set(kwargs) if is_saved(formula, name, by_name)}
     saved_args = tuple(_save(keep, params[i] if i < len(params) else None, a, inplace_target)
                        for i, a in enumerate(args))
     saved_kwargs = {k: _save(keep, k, v, inplace_target) for k, v in kwargs.items()}
     return saved_args, saved_kwargs
 
 
-def _needed(formula, name, by_name) -> bool:
+def is_saved(formula, name, by_name) -> bool:
     partner = formula.only_for.get(name)
     if partner is None:
         return name in formula.saves

@@ -41,6 +41,7 @@ class ExplainOutput:
     """What ``dl.explain(fn)(*args)`` found."""
 
     graphs: list = field(default_factory=list)
+    backward_graphs: list = field(default_factory=list)  # of graphs compiled for training
     break_reasons: list = field(default_factory=list)
     guards: list = field(default_factory=list)
     bytecode_diffs: list = field(default_factory=list)
@@ -90,6 +91,9 @@ class ExplainOutput:
                 lines.append(f"  {i}. " + str(reason).replace("\n", "\n     "))
         for i, gm in enumerate(self.graphs):
             lines.append(f"Graph {i} ({len(ops[i])} ops, backend {self.backend_of(gm)}):")
+            lines.append("  " + gm.print_readable(print_output=False).replace("\n", "\n  "))
+        for i, gm in enumerate(self.backward_graphs):
+            lines.append(f"Backward graph {i}:")
             lines.append("  " + gm.print_readable(print_output=False).replace("\n", "\n  "))
         if self.guards:
             lines.append("Guards:")
@@ -144,6 +148,7 @@ class ExplainBackend:
         self.out.frames.append(FrameRecord(name, report, self.backend_time_s, failure, len(earlier)))
         self.backend_time_s = 0.0
         self.out.graphs.extend(report.graphs)
+        self.out.backward_graphs.extend(report.backward_graphs)
         self.out.break_reasons.extend(report.break_reasons)
         self.out.guards.append(report.guards)
         if report.bytecode_diff:

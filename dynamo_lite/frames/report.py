@@ -36,7 +36,9 @@ class TranslationReport:
     """What the hook, debug mode and ``dl.explain`` read about one translation of a frame.
 
     Attributes:
-        graphs: the graph modules handed to the backend (counted in ``dl.stats().graph_count``).
+        graphs: the graph modules handed to the backend (counted in ``dl.stats().graph_count``);
+            for a graph compiled for training, its forward graph.
+        backward_graphs: the backward graph of each graph compiled for training (frames/aot).
         guards: the guards in words, one per line.
         guard_code: the source of the compiled guard function.
         original_code: the frame's code before translation.
@@ -59,6 +61,7 @@ class TranslationReport:
 
     graphs: list = field(default_factory=list)
     guards: str = ""
+    backward_graphs: list = field(default_factory=list)
     guard_code: str = ""
     original_code: types.CodeType | None = None
     transformed_code: types.CodeType | None = None

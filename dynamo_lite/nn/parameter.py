@@ -37,7 +37,7 @@ class Parameter(Tensor):
                 f"Parameter(data) expects a dl.Tensor, but got {type(data).__name__}"
             )
         self = _alias(data, cls)
-        self.requires_grad = requires_grad
+        Tensor.requires_grad.fset(self, requires_grad)  # a new Parameter: no guard has seen it
         return self
 
     def __init__(self, data=None, requires_grad: bool = True):
@@ -52,6 +52,17 @@ class Parameter(Tensor):
         """
         super()._set_data(value)
         tensor_rebound()  # NOTE: [module version tags]
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value) -> None:
+        changed = bool(value) != self._requires_grad
+        Tensor.requires_grad.fset(self, value)
+        if changed:  # compiled graphs are guarded on it under their module's version tag
+            tensor_rebound()
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

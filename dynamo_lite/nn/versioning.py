@@ -25,7 +25,8 @@ What calls ``changed`` (the mutations covered):
 
 A ``Parameter`` keeps its identity when its data is swapped (``p.data = t``,
 ``Module.to``): ``Parameter._set_data`` calls ``tensor_rebound()``, which bumps
-``REBINDS.count``; guards that trust a tag for tensors' dtype/shape/strides also compare
+``REBINDS.count`` (so does changing a Parameter's ``requires_grad``, which compiled
+training graphs depend on); guards that trust a tag for tensors' dtype/shape/strides also compare
 that count (rebinding is rare, so one process-wide counter costs nothing). Any new
 operation that changes a tensor's storage, dtype or geometry in place (``set_``,
 ``resize_``, an in-place view op) must call ``tensor_rebound()`` as well.

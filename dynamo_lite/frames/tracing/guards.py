@@ -19,6 +19,7 @@ TENSOR_MATCH = "TENSOR_MATCH"
 LENGTH_MATCH = "LENGTH_MATCH"
 DICT_KEYS = "DICT_KEYS"
 ID_MATCH_SOURCE = "ID_MATCH_SOURCE"  # two sources hold the same object (aliased inputs)
+REQUIRES_GRAD = "REQUIRES_GRAD"  # compiled training differentiates exactly these tensors
 SHAPE_ENV = "SHAPE_ENV"  # symbolic sizes: see NOTE: [symbolic inputs] in shape_guards.py
 
 
@@ -239,6 +240,13 @@ _KINDS = {
         lambda e, shape_guard, const: shape_guard.code(),
         lambda name, shape_guard: shape_guard.text(),
         lambda name, frame_values, shape_guard, _: shape_guard.explain(frame_values),
+    ),
+    REQUIRES_GRAD: GuardKind(
+        lambda e, flag, const: f"{e}._requires_grad is {flag}",
+        lambda name, flag: f"{name}.requires_grad == {flag}",
+        lambda name, actual, flag, _: _unless(
+            actual._requires_grad is flag, f"{name}.requires_grad: expected {flag}, got {actual._requires_grad}"),
+        coverage="value",  # a Parameter's flag changes only by a counted rebind (nn/parameter.py)
     ),
     ID_MATCH_SOURCE: GuardKind(
         lambda e, other, name: f"{e} is {name.load(other)}",

@@ -131,6 +131,8 @@ class OutputGraph:
                 # its identity when its data is swapped (``.double()``, ``p.data = t``).
                 self.guards.add(source, G.TENSOR_MATCH, G.tensor_key(tensor))
             variable = TensorVariable(ProxyTensor.create(node, meta), source)
+        if source is not None and self.grad_enabled:  # NOTE: [compiled graphs and autograd]
+            self.guards.add(source, G.REQUIRES_GRAD, tensor._requires_grad)
         node.meta["python_type"] = type(tensor)
         variable.value = tensor
         self._by_tensor_id[id(tensor)] = variable

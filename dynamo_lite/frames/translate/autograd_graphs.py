@@ -1,22 +1,27 @@
-"""Compiled graphs while autograd records: run them op by op so every op gets its grad_fn.
+"""Compiled graphs while autograd records: a compiled forward and backward, or op by op as a fallback.
 
 NOTE: [compiled graphs and autograd] A backend's compiled graph computes values only; it
 records no backward history. Every translation is guarded on the grad mode it was traced
-under (``GRAD_MODE_SOURCE``), so the mode is known when the graph is built. A graph traced
-with grad mode on is wrapped: when a call's inputs or the graph's parameters require grad,
-the graph runs op by op through the op registry (the eager semantics, so autograd records
-every op exactly as uncompiled code would); otherwise the compiled graph runs. Nodes traced
-inside a ``with dl.no_grad()``-like block carry the block's mode in ``node.meta["grad_enabled"]``
-and run under it. Compiled training (forward and backward graphs) will replace the
-op-by-op path.
+under (``GRAD_MODE_SOURCE``) and on ``requires_grad`` of its tensor inputs and parameters,
+so both are known when the graph is built. A graph traced with grad mode on whose inputs
+or parameters require grad becomes a compiled forward graph and a compiled backward graph
+joined to autograd as one node (frames/aot, NOTE: [joint graph]). When that is not possible
+(an in-place op on a tensor requiring grad, symbolic sizes, an op without a derivative
+...), the reason is logged and the graph runs op by op through the op registry (the eager
+semantics, so autograd records every op exactly as uncompiled code would). Nodes traced
+inside a ``with dl.no_grad()``-like block carry the block's mode in
+``node.meta["grad_enabled"]`` and run under it.
 """
 from __future__ import annotations
 
 import logging
 
 from ...autograd.grad_mode import GRAD_MODE, set_grad_enabled
+from ...backends.registry import compile_graph
 from ...graph.interpreter import Interpreter
 from ...tensor.tensor import Tensor
+from ..aot.compile_joint import compile_joint
+from ..errors import Unsupported
 from ..tracing.sources import AttrSource, ConstSource
 
 LOG = logging.getLogger("dynamo_lite.graph_breaks")
@@ -40,10 +45,11 @@ class GradModeInterpreter(Interpreter):
 class AutogradAwareGraph:
     """A compiled graph that falls back to op-by-op execution when autograd must record."""
 
-    def __init__(self, compiled, graph_module, attribute_tensors):
+    def __init__(self, compiled, graph_module, attribute_tensors, reason: str):
         self.compiled = compiled
         self.graph_module = graph_module
         self.attribute_tensors = attribute_tensors
+        self.reason = reason
         self._explained = False
 
     def __call__(self, *inputs):
@@ -51,9 +57,7 @@ class AutogradAwareGraph:
                 isinstance(t, Tensor) and t._requires_grad for t in inputs):
             if not self._explained:
                 self._explained = True
-                LOG.info("graph %s runs op by op through autograd: grad mode is on and an input or parameter "
-                         "requires grad (wrap inference in dl.no_grad() to run the compiled graph)",
-                         type(self.graph_module).__name__)
+                LOG.info("graph %s runs op by op through autograd: %s", self.graph_module.class_name, self.reason)
             return GradModeInterpreter(self.graph_module).run(*inputs)
         return self.compiled(*inputs)
 
@@ -69,13 +73,30 @@ class GradOffGraph:
             return self.compiled(*inputs)
 
 
-def autograd_aware(compiled, graph_module, traced_with_grad: bool):
-    """``compiled``, wrapped when autograd could need to record the graph's ops."""
+def autograd_aware(compiler, graph_module, example_inputs: list, traced_with_grad: bool):
+    """``graph_module`` compiled by ``compiler`` for the grad mode and inputs it was traced with:
+    a ``CompiledFunction`` (compiled forward and backward) when autograd must record it,
+    else the backend's callable (wrapped to run op by op if autograd needs it after all)."""
     modes = [node.meta.get("grad_enabled", traced_with_grad) for node in graph_module.graph.nodes
              if node.op in ("call_function", "call_method")]
     if not traced_with_grad and all(mode is False for mode in modes):
-        return compiled
+        return compile_graph(compiler, graph_module, example_inputs)
     if not any(mode is None or mode for mode in modes):
-        return GradOffGraph(compiled)  # an optimizer's step: every op runs with grad off
+        return GradOffGraph(compile_graph(compiler, graph_module, example_inputs))  # an optimizer's step
+    reason = "grad mode is on and an input or parameter requires grad"
+    if traced_with_grad:
+        try:
+            function = compile_joint(compiler, graph_module, example_inputs,
+                                     lambda *inputs: GradModeInterpreter(graph_module).run(*inputs))
+        except Unsupported as exc:
+            reason = f"no compiled backward graph: {exc.reason}"
+            LOG.info("graph %s: %s", graph_module.class_name, reason)
+        except Exception as exc:  # an internal error: the op-by-op path is always correct
+            reason = f"no compiled backward graph: internal error {type(exc).__name__}: {exc}"
+            LOG.info("graph %s: %s", graph_module.class_name, reason)
+        else:
+            if function is not None:
+                return function
+    compiled = compile_graph(compiler, graph_module, example_inputs)
     attributes = [v for v in graph_module._attributes.values() if isinstance(v, Tensor)]
-    return AutogradAwareGraph(compiled, graph_module, attributes)
+    return AutogradAwareGraph(compiled, graph_module, attributes, reason)

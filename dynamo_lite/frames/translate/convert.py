@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import time
 
-from ...backends.registry import compile_graph
 from ...graph import GraphModule
 from ...tensor.device import DEFAULT as DEFAULT_DEVICE
 from ...tensor.dtype import DEFAULT as DEFAULT_DTYPE
@@ -117,7 +116,7 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
         live = plan.live_variables()
 
     try:
-        graphs = _emit_graph(builder, output, request, live)
+        graphs, backward_graphs = _emit_graph(builder, output, request, live)
         builder.materialize(live + output.side_effects.values())
         builder.begin("replay")
         output.side_effects.replay(builder)
@@ -136,6 +135,7 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
     compiled_guards = _compile_guards(output, request)
     report = TranslationReport(
         graphs=graphs,
+        backward_graphs=backward_graphs,
         guards=output.guards.text(),
         guard_code=compiled_guards.source_code,
         original_code=code,
@@ -149,21 +149,26 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
     return CacheEntry(compiled_guards.check, run, compiled_guards.describe_failure, request.config, report)
 
 
-def _emit_graph(builder, output, request, live: list) -> list:
-    """Finish the graph (outputs = tensors the code after it needs) and emit its call."""
+def _emit_graph(builder, output, request, live: list) -> tuple:
+    """Finish the graph (outputs = tensors the code after it needs) and emit its call.
+
+    Returns the graphs the backend compiled: ``([forward], [backward])`` for a graph
+    compiled for training (NOTE: [compiled graphs and autograd]), ``([graph], [])`` otherwise.
+    """
     outputs = _graph_outputs(live + output.side_effects.values(), output)
     graph = output.graph
     if not outputs and not any(node.op == "call_function" for node in graph.nodes):
-        return []
+        return [], []
     builder.graph_output_index = {node: i for i, node in enumerate(outputs)}
     builder.symbolic_node = output.sym_nodes.node_for
     graph.output(tuple(outputs))
     graph.eliminate_dead_code()
     gm = GraphModule(output.attributes, graph, class_name=f"Graph_{request.code.co_name}")
-    compiled = autograd_aware(compile_graph(request.config.backend, gm, list(output.example_inputs)), gm,
-                              output.grad_enabled)
+    compiled = autograd_aware(request.config.backend, gm, list(output.example_inputs), output.grad_enabled)
     builder.emit_graph_call(compiled, output.input_variables)
-    return [gm]
+    if hasattr(compiled, "backward_module"):
+        return [compiled.forward_module], [compiled.backward_module]
+    return [gm], []
 
 
 def _graph_outputs(variables: list, output) -> list:

@@ -1,0 +1,63 @@
+"""compile_joint: trace, partition and compile a captured graph for training (forward + backward)."""
+from __future__ import annotations
+
+from ...backends.registry import compile_graph
+from ...graph import GraphModule
+from ...ops.registry import REGISTRY
+from ...tensor.meta import TensorMeta
+from ...tensor.tensor import Tensor
+from ..errors import Unsupported
+from .compiled_function import CompiledFunction
+from .joint import trace_joint
+from .partition import SAVED_ATTRIBUTE, SAVED_INPUT, partition
+
+OPS = REGISTRY
+
+
+def requires_grad_flags(gm, inputs) -> list:
+    """Per input of ``gm`` (call arguments, then get_attr tensors), whether it requires grad."""
+    attributes = [gm.get_attribute(n.target) for n in gm.graph.nodes if n.op == "get_attr"]
+    return [isinstance(t, Tensor) and t._requires_grad for t in (*inputs, *attributes)]
+
+
+def _example(meta: TensorMeta) -> Tensor:
+    return OPS["empty_strided"](size=meta._sizes, stride=meta._strides, dtype=meta._dtype, device=meta._device)
+
+
+def compile_joint(compiler, gm, example_inputs: list, rerun) -> CompiledFunction | None:
+    """A CompiledFunction for ``gm``, or None when no output of it carries a gradient.
+
+    Args:
+        compiler: the backend (``compiler(graph_module, example_inputs) -> callable``).
+        gm: the captured graph.
+        example_inputs: the call's inputs (their ``requires_grad`` decides what is differentiated).
+        rerun: ``rerun(*inputs)`` runs ``gm`` op by op with autograd recording (double backward).
+
+    Raises:
+        Unsupported: the graph cannot be compiled as a forward and a backward graph.
+    """
+    for node in gm.graph.nodes:
+        meta = node.meta.get("val")
+        if node.op in ("placeholder", "get_attr") and isinstance(meta, TensorMeta) and not all(
+                type(s) is int for s in meta._sizes):
+            raise Unsupported("compiled backward graphs need static sizes (the graph has symbolic sizes)")
+    joint = trace_joint(gm, requires_grad_flags(gm, example_inputs))
+    if not joint.tangents or not joint.input_grads:
+        return None
+    parts = partition(joint)
+    name = getattr(gm, "class_name", "Graph")
+    forward_module = GraphModule(gm._attributes, parts.forward, class_name=f"{name}_forward")
+    backward_module = GraphModule({}, parts.backward, class_name=f"{name}_backward")
+    forward_fn = compile_graph(compiler, forward_module, list(example_inputs))
+    saved_examples = []
+    for (kind, key), node in zip(parts.saved, [n for n in parts.backward.nodes if n.op == "placeholder"]):
+        if kind == SAVED_INPUT:
+            saved_examples.append(example_inputs[key])
+        elif kind == SAVED_ATTRIBUTE:
+            saved_examples.append(gm.get_attribute(key))
+        else:
+            saved_examples.append(_example(node.meta["val"]))
+    tangent_examples = [_example(joint.tangents[i].meta["val"]) for i in parts.tangent_outputs]
+    backward_fn = compile_graph(compiler, backward_module, saved_examples + tangent_examples)
+    return CompiledFunction(gm, parts, forward_module, forward_fn, backward_module, backward_fn,
+                            requires_grad_flags(gm, example_inputs), rerun)

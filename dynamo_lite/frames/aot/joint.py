@@ -1,0 +1,291 @@
+"""Trace a captured graph and its derivative formulas into one joint forward-backward graph.
+
+NOTE: [joint graph] The captured graph is run again on proxies (ops recorded, not run),
+with the autograd rules eager recording applies: an op whose tensor argument requires
+grad (under the grad mode its node was traced in) is decomposed if the derivative table
+says so (dropout becomes ``input * dropout(ones)``, so its mask is a value of the graph)
+and noted on a tape with the arguments its formula saves. Then, from one ``tangent``
+placeholder per differentiable output, the tape is walked backwards calling each op's
+formula from the derivative table on the proxies, exactly as ``OpNode.apply`` calls it
+on tensors (saved arguments as values, the others as TensorMetas, gradients reduced to
+the input's shape and dtype by the same ``reduce_to``): the formulas are the only source
+of backward rules. The result is one graph: inputs, forward nodes, tangents, backward
+nodes; ``JointGraph`` says which node is which. Anything eager autograd would do that
+a pure graph cannot express (an in-place op on a tensor requiring grad, a formula that
+needs data) raises ``Unsupported``: the caller then runs the graph op by op.
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+
+from ...autograd.derivatives.table import DECOMPOSITIONS, NOT_DIFFERENTIABLE, lookup
+from ...autograd.op_node import pick_gradient, reduce_to
+from ...autograd.recording import is_saved, tensor_slots
+from ...graph.graph import Graph
+from ...graph.node import Node
+from ...ops.dispatch import TRACING
+from ...ops.registry import REGISTRY, Op
+from ...tensor.meta import TensorMeta
+from ...tensor.tensor import Tensor
+from ..errors import Unsupported
+from ..tracing.proxy import ProxyTensor
+
+OPS = REGISTRY
+
+
+@dataclass
+class TapeEntry:
+    """One differentiable op of the forward, as its formula will see it."""
+
+    formula: object
+    args: tuple
+    kwargs: dict
+    outputs: list       # a proxy per output, None for an output that carries no gradient
+    multi_output: bool
+    slots: list         # (key, proxy) per tensor argument
+    kept: set           # the argument names the formula saves (eager's ``_save_inputs`` rule)
+    versions: list      # (proxy, its node when the op ran): an in-place write since then changes it
+
+
+@dataclass
+class JointGraph:
+    """A joint forward-backward graph and the roles of its nodes.
+
+    Attributes:
+        graph: inputs, forward nodes, tangent placeholders, backward nodes, in that order.
+        inputs: the placeholder nodes, then the get_attr nodes (each in graph order): the
+            inputs of the captured graph.
+        forward_outputs: the nodes the captured graph returns.
+        forward_nodes: every node made while tracing the forward.
+        tangents: ``output index -> tangent placeholder`` for outputs that carry a gradient.
+        input_grads: ``input node -> gradient node`` for inputs a gradient reaches.
+    """
+
+    graph: Graph
+    inputs: list
+    forward_outputs: list
+    forward_nodes: set
+    tangents: dict = field(default_factory=dict)
+    input_grads: dict = field(default_factory=dict)
+
+
+def _differentiable(meta) -> bool:
+    return isinstance(meta, TensorMeta) and (meta._dtype.is_floating_point or meta._dtype.is_complex)
+
+
+def _metas(value):
+    if isinstance(value, Tensor):
+        return TensorMeta.of(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_metas(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _metas(v) for k, v in value.items()}
+    return value
+
+
+def _tensors(value) -> list:
+    if isinstance(value, Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    return []
+
+
+class JointTracer:
+    """Records the ops dispatched while it is ``TRACING.tracer`` into ``graph``, keeping
+    the autograd tape while the forward is traced (NOTE: [joint graph])."""
+
+    def __init__(self):
+        self.graph = Graph()
+        self.requires_grad: set = set()   # nodes whose value requires grad
+        self.tape: list = []
+        self.recording = False            # forward phase, with grad enabled for the node
+        self.random_forward = False
+
+    # -- recording ------------------------------------------------------------------
+    def record(self, op, args, kwargs):
+        """Called by ops/dispatch.py for every op while tracing: add a node, return proxies."""
+        tensors = _tensors((args, kwargs))
+        if self.recording and any(t.node in self.requires_grad for t in tensors if isinstance(t, ProxyTensor)):
+            return self._record_differentiable(op, args, kwargs)
+        return self._record_plain(op, args, kwargs)
+
+    def _record_plain(self, op, args, kwargs):
+        meta = op.meta(*_metas(args), **_metas(kwargs))
+        node = self.graph.call_function(op, self._nodes(args), self._nodes(kwargs))
+        if "inplace" in op.tags:
+            node.meta["val"] = meta
+            args[0].node = node
+            return args[0]
+        return self._proxies(node, meta)
+
+    def _record_differentiable(self, op, args, kwargs):
+        if "inplace" in op.tags:
+            raise Unsupported(f"in-place op {op.name} on a tensor that requires grad (version-counter semantics)")
+        decompose = DECOMPOSITIONS.get(op.name)
+        if decompose is not None:
+            return decompose(*args, **kwargs)
+        formula = lookup(op.name, False)
+        if formula is None:
+            if op.name in NOT_DIFFERENTIABLE:
+                return self._record_plain(op, args, kwargs)
+            raise Unsupported(f"the derivative for '{op.name}' is not implemented")
+        result = self._record_plain(op, args, kwargs)
+        multi = isinstance(result, (tuple, list))
+        outputs = [o if isinstance(o, ProxyTensor) and _differentiable(TensorMeta.of(o)) else None
+                   for o in (result if multi else (result,))]
+        if not any(o is not None for o in outputs):
+            return result
+        for out in outputs:
+            if out is not None:
+                self.requires_grad.add(out.node)
+        by_name = dict(zip(formula.params, args), **kwargs)
+        kept = {name for name in set(formula.params) | set(kwargs) if is_saved_on_proxies(formula, name, by_name, self)}
+        versions = [(t, t.node) for t in _tensors((args, kwargs)) if isinstance(t, ProxyTensor)]
+        self.tape.append(TapeEntry(formula, args, kwargs, outputs, multi, tensor_slots(args, kwargs), kept, versions))
+        return result
+
+    def _nodes(self, value):
+        if isinstance(value, ProxyTensor):
+            return value.node
+        if isinstance(value, Tensor):
+            raise Unsupported("a derivative formula made a constant tensor from data")
+        if isinstance(value, (tuple, list)):
+            return type(value)(self._nodes(v) for v in value)
+        if isinstance(value, dict):
+            return {k: self._nodes(v) for k, v in value.items()}
+        return value
+
+    def _proxies(self, node, meta):
+        if isinstance(meta, TensorMeta):
+            return ProxyTensor.create(node, meta)
+        node.meta["val"] = meta
+        if isinstance(meta, (tuple, list)):
+            items = [ProxyTensor.create(self.graph.call_function(operator.getitem, (node, i)), m)
+                     if isinstance(m, TensorMeta) else m for i, m in enumerate(meta)]
+            return type(meta)(*items) if hasattr(meta, "_fields") else type(meta)(items)
+        return meta
+
+    # -- the backward ----------------------------------------------------------------
+    def backward(self, outputs: list) -> tuple[dict, dict]:
+        """Trace the tape's formulas from a tangent per differentiable output.
+
+        Returns:
+            ``{output index: tangent node}`` and ``{node: gradient proxy}`` for every node
+            a gradient reached.
+        """
+        grads, tangents = {}, {}
+        for i, out in enumerate(outputs):
+            if isinstance(out, ProxyTensor) and out.node in self.requires_grad:
+                tangent = self.graph.placeholder(f"tangent_{i}")
+                tangents[i] = tangent
+                _accumulate(grads, out.node, ProxyTensor.create(tangent, TensorMeta.of(out)))
+        for entry in reversed(self.tape):
+            received = [grads.get(o.node) if o is not None else None for o in entry.outputs]
+            if all(g is None for g in received):
+                continue
+            if any(proxy.node is not node for proxy, node in entry.versions):
+                raise Unsupported("a tensor the backward needs is modified by an in-place op later in the forward")
+            grad_outputs = [g if g is not None or o is None else _zeros(o) for g, o in zip(received, entry.outputs)]
+            kwargs = {k: self._formula_argument(k, v, entry) for k, v in entry.kwargs.items()}
+            args = [self._formula_argument(entry.formula.params[i] if i < len(entry.formula.params) else None, a, entry)
+                    for i, a in enumerate(entry.args)]
+            if "result" in entry.formula.saves:
+                results = entry.outputs if entry.multi_output else entry.outputs[0]
+                kwargs["result"] = tuple(results) if entry.multi_output else results
+            out = entry.formula.formula(tuple(grad_outputs) if entry.multi_output else grad_outputs[0], *args, **kwargs)
+            for key, tensor in entry.slots:
+                if tensor.node in self.requires_grad:
+                    grad = reduce_to(pick_gradient(out, key), TensorMeta.of(tensor))
+                    if grad is not None:
+                        _accumulate(grads, tensor.node, grad)
+        return tangents, grads
+
+    def _formula_argument(self, name, value, entry):
+        if isinstance(value, (tuple, list)):
+            return type(value)(self._formula_argument(name, v, entry) for v in value)
+        if isinstance(value, Tensor) and name not in entry.kept:
+            return TensorMeta.of(value)
+        return value
+
+
+def is_saved_on_proxies(formula, name, by_name, tracer) -> bool:
+    """``is_saved`` of eager recording, with "requires grad" read from the tracer."""
+    partner = formula.only_for.get(name)
+    if partner is None:
+        return is_saved(formula, name, by_name)
+    value = by_name.get(partner)
+    return isinstance(value, ProxyTensor) and value.node in tracer.requires_grad
+
+
+def _zeros(like):
+    return OPS["zeros"](size=tuple(like._sizes), dtype=like._dtype, device=like._device)
+
+
+def _accumulate(grads: dict, node, grad) -> None:
+    current = grads.get(node)
+    grads[node] = grad if current is None else OPS["add"](current, grad)
+
+
+def trace_joint(gm, requires_grad: list) -> JointGraph:
+    """The joint graph of a captured GraphModule.
+
+    Args:
+        gm: the captured graph (placeholders, get_attr parameters, registry ops).
+        requires_grad: per input of ``gm`` (its placeholders, then its get_attr nodes, each
+            in graph order), whether the value passed at run time requires grad.
+
+    Raises:
+        Unsupported: the graph cannot be differentiated as one graph (the caller runs it op by op).
+    """
+    tracer = JointTracer()
+    graph = tracer.graph
+    env, placeholders, attributes = {}, [], []
+    inputs_in_order = [n for n in gm.graph.nodes if n.op == "placeholder"] + [
+        n for n in gm.graph.nodes if n.op == "get_attr"]
+    flags = dict(zip(inputs_in_order, requires_grad))
+    previous, TRACING.tracer = TRACING.tracer, tracer
+    try:
+        for node in gm.graph.nodes:
+            if node.op in ("placeholder", "get_attr"):
+                meta = node.meta.get("val")
+                if not isinstance(meta, TensorMeta):
+                    raise Unsupported(f"graph input {node.name} is not a tensor (symbolic sizes)")
+                new = graph.placeholder(node.name) if node.op == "placeholder" else graph.get_attr(node.target)
+                env[node] = ProxyTensor.create(new, meta)
+                (placeholders if node.op == "placeholder" else attributes).append(new)
+                if flags[node]:
+                    tracer.requires_grad.add(new)
+            elif node.op == "call_function":
+                args, kwargs = _lookup(node.args, env), _lookup(node.kwargs, env)
+                target = node.target
+                if not isinstance(target, Op) and target is not operator.getitem:
+                    raise Unsupported(f"graph node {node.format_node()} is not a registry op")
+                tracer.recording = node.meta.get("grad_enabled") is not False
+                env[node] = target(*args, **kwargs)
+                tracer.recording = False
+            elif node.op == "output":
+                outputs = list(_lookup(node.args[0], env))
+            else:
+                raise Unsupported(f"graph node {node.format_node()} ({node.op})")
+        forward_nodes = set(graph.nodes)
+        tangents, grads = tracer.backward(outputs)
+    finally:
+        TRACING.tracer = previous
+    inputs = placeholders + attributes
+    output_nodes = [o.node if isinstance(o, ProxyTensor) else o for o in outputs]
+    input_grads = {n: grads[n].node for n in inputs if n in grads}
+    return JointGraph(graph, inputs, output_nodes, forward_nodes, tangents, input_grads)
+
+
+def _lookup(value, env):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_lookup(v, env) for v in value)
+    if isinstance(value, dict):
+        return {k: _lookup(v, env) for k, v in value.items()}
+    if isinstance(value, slice):
+        return slice(_lookup(value.start, env), _lookup(value.stop, env), _lookup(value.step, env))
+    return env[value] if isinstance(value, Node) else value

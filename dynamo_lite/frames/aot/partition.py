@@ -1,0 +1,140 @@
+"""Split a joint graph into a forward graph (which also returns what the backward needs) and a backward graph.
+
+NOTE: [recompute rule] The backward graph is everything the input gradients need that
+the forward did not compute, plus the forward values it reads. Walking back from the
+gradients, a forward value is *recomputed* in the backward when it is made by a pure
+pointwise or view op (or a factory without tensor inputs), and *saved* otherwise: graph
+inputs and parameters (free: they exist anyway), and the outputs of matmul-like ops,
+reductions, normalizations, windows (conv/pool), random ops (dropout's mask) and
+multi-output ops. So a pointwise chain (``gelu``'s tanh polynomial, an LSTM's gates)
+costs one saved tensor at its non-pointwise start, not one per step; the backend fuses
+the recomputation into the backward's own pointwise chains. A value the backward reads
+must not be overwritten by an in-place op of the forward (a BatchNorm running statistic
+may be updated, but not read by the backward): such a graph is ``Unsupported`` and runs
+op by op.
+"""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+from ...graph.graph import Graph
+from ...ops.registry import Op
+from ..errors import Unsupported
+
+#: What a saved value is at run time: the call's input ``key`` (placeholder index), the
+#: graph attribute ``key``, or the forward graph's extra output ``key``.
+SAVED_INPUT, SAVED_ATTRIBUTE, SAVED_OUTPUT = "input", "attribute", "output"
+
+
+@dataclass
+class Partition:
+    """The two graphs of a joint graph and how the runtime connects them.
+
+    Attributes:
+        forward: the captured graph's inputs; returns its outputs, then the saved intermediates.
+        backward: placeholders for the saved values (in ``saved`` order), then one per tangent;
+            returns the gradients of ``grad_inputs``, in order.
+        saved: ``(kind, key)`` per saved value (``SAVED_INPUT``, ``SAVED_ATTRIBUTE``, ``SAVED_OUTPUT``).
+        tangent_outputs: the output index of each tangent placeholder, in order.
+        grad_inputs: positions (in the joint graph's ``inputs``) of the inputs gradients reach.
+        recomputed: how many forward nodes the backward recomputes (for reports and tests).
+    """
+
+    forward: Graph
+    backward: Graph
+    saved: list
+    tangent_outputs: list
+    grad_inputs: list
+    recomputed: int
+
+
+def recomputable(node) -> bool:
+    """NOTE: [recompute rule]: a pure pointwise or view op, or a factory without tensor inputs."""
+    if node.op != "call_function" or node.target is operator.getitem or not isinstance(node.target, Op):
+        return False
+    op = node.target
+    return op.is_pure and (bool(op.tags & {"pointwise", "view"}) or not node.all_input_nodes)
+
+
+def _alias_root(node):
+    """The node whose storage ``node`` shares through views and in-place ops."""
+    while (node.op == "call_function" and isinstance(node.target, Op) and node.target.tags & {"view", "inplace"}
+           and node.args and hasattr(node.args[0], "op")):
+        node = node.args[0]
+    return node
+
+
+def _is_impure(node) -> bool:
+    return node.op == "call_function" and isinstance(node.target, Op) and not node.target.is_pure
+
+
+def _ancestors(roots, within: set) -> set:
+    found, stack = set(), list(roots)
+    while stack:
+        node = stack.pop()
+        if node in found or node not in within:
+            continue
+        found.add(node)
+        stack.extend(node.all_input_nodes)
+    return found
+
+
+def _copy(nodes, order, graph: Graph, env: dict) -> None:
+    for node in sorted(nodes, key=order.__getitem__):
+        env[node] = graph.node_copy(node, env.__getitem__)
+
+
+def partition(joint) -> Partition:
+    """The forward and backward graphs of ``joint`` (NOTE: [recompute rule])."""
+    order = {node: i for i, node in enumerate(joint.graph.nodes)}
+    forward_nodes = joint.forward_nodes
+    backward_impure = [n for n in joint.graph.nodes if n not in forward_nodes and _is_impure(n)]
+    saved, in_backward, stack = {}, set(), list(joint.input_grads.values()) + backward_impure
+    while stack:
+        node = stack.pop()
+        if node in in_backward or node in saved:
+            continue
+        if node not in forward_nodes or recomputable(node):
+            in_backward.add(node)
+            stack.extend(node.all_input_nodes)
+        else:
+            saved[node] = None
+    mutated = {_alias_root(n.args[0]) for n in forward_nodes if _is_impure(n) and "inplace" in n.target.tags}
+    read = [n for n in in_backward if n in forward_nodes] + list(saved)
+    if any(_alias_root(n) in mutated for n in read):
+        raise Unsupported("the backward reads a tensor the forward modifies in place")
+    saved_nodes = sorted(saved, key=order.__getitem__)
+
+    forward = Graph()
+    env: dict = {}
+    roots = [n for n in joint.forward_outputs if hasattr(n, "op")] + saved_nodes
+    roots += [n for n in forward_nodes if _is_impure(n)]
+    _copy(_ancestors(roots, forward_nodes) | set(joint.inputs), order, forward, env)
+    inputs = set(joint.inputs)
+    extra = [n for n in saved_nodes if n not in inputs]
+    forward.output(tuple(env[n] if hasattr(n, "op") else n for n in joint.forward_outputs) + tuple(env[n] for n in extra))
+
+    placeholders = [n for n in joint.inputs if n.op == "placeholder"]
+    saved_kinds = []
+    for node in saved_nodes:
+        if node.op == "placeholder":
+            saved_kinds.append((SAVED_INPUT, placeholders.index(node)))
+        elif node.op == "get_attr":
+            saved_kinds.append((SAVED_ATTRIBUTE, node.target))
+        else:
+            saved_kinds.append((SAVED_OUTPUT, extra.index(node)))
+
+    backward = Graph()
+    benv = {node: backward.placeholder(f"saved_{node.name}") for node in saved_nodes}
+    for node in saved_nodes:
+        benv[node].meta = dict(node.meta)
+    tangent_outputs = sorted(joint.tangents)
+    for index in tangent_outputs:
+        tangent = joint.tangents[index]
+        benv[tangent] = backward.node_copy(tangent)
+    _copy(in_backward - set(joint.tangents.values()), order, backward, benv)
+    grad_inputs = [i for i, node in enumerate(joint.inputs) if node in joint.input_grads]
+    backward.output(tuple(benv[joint.input_grads[joint.inputs[i]]] for i in grad_inputs))
+    recomputed = sum(1 for n in in_backward if n in forward_nodes)
+    return Partition(forward, backward, saved_kinds, tangent_outputs, grad_inputs, recomputed)
