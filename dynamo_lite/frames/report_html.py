@@ -77,7 +77,7 @@ def _frame_section(index, frame, graphviz: bool) -> str:
     if report.fallback_reason:
         parts.append(f"<p class=\"reason\">Runs eagerly: {escape(report.fallback_reason)}</p>")
     parts += ["<h3>Source and graph breaks</h3>", _source_table(code, report.break_reasons)]
-    for number, gm in enumerate(report.graphs):
+    for number, gm in enumerate(report.graphs + report.backward_graphs):  # a backward graph is named *_backward
         parts += [f"<h3>Graph {number} ({escape(getattr(gm, 'class_name', 'graph'))})</h3>",
                   f"<div class=\"scroll\">{_picture(gm, f'{frame.name} graph {number}', graphviz)}</div>",
                   "<h3>Graph code</h3>", f"<pre>{escape(gm.print_readable(print_output=False))}</pre>",

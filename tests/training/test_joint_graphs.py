@@ -11,7 +11,7 @@ import dynamo_lite as dl
 from benchmarks import models as zoo
 from dynamo_lite.autograd import op_node
 from dynamo_lite.frames.aot import compiled_function
-from dynamo_lite.nn import functional as F
+from tests.cupy_emulated import cupy_emulated  # noqa: F401  (fixture)
 
 F64_RTOL = 1e-12
 F32_RTOL = 1e-6
@@ -145,3 +145,9 @@ def test_adamw_training_loss_curve_matches_eager(name, backend):
     assert eager[-1] != eager[0]  # it trained
     np.testing.assert_allclose(compiled, eager, rtol=1e-5, atol=1e-5)
     assert dl.stats().graph_count == 1 and not dl.stats().fallbacks
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_compiled_backward_on_the_cupy_backend(name, cupy_emulated, monkeypatch):
+    """The cupy backend's generated kernels (run on the host) for both graphs."""
+    test_compiled_backward_gives_eager_gradients(name, dl.float32, F32_RTOL, cupy_emulated, monkeypatch)

@@ -218,3 +218,31 @@ def test_pointwise_values_are_recomputed_not_saved(monkeypatch):
     (saved_intermediate,) = [n for n in result.backward.nodes if n.op == "placeholder" and "linear" in n.name]
     assert result.recomputed == 1  # gelu(linear), which the second linear's weight gradient reads
     assert "gelu" in [getattr(n.target, "name", None) for n in result.backward.nodes]
+
+
+def test_an_output_that_is_a_view_of_an_input_runs_op_by_op(backend):
+    def f(x):
+        return x[0], x * 2
+
+    x = dl.randn(3, 4, requires_grad=True)
+    view, doubled = dl.compile(f, backend=backend)(x)
+    expected_view, _ = f(x)
+    assert _grad_fn_name(view) == _grad_fn_name(expected_view) != "CompiledFunctionBackward"
+    (view.sum() + doubled.sum()).backward()
+    expected = np.full((3, 4), 2.0)
+    expected[0] += 1
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+def test_an_in_place_update_under_no_grad_keeps_the_parameter_differentiable(backend):
+    def f(x, w):
+        with dl.no_grad():
+            w.mul_(0.5)
+        return (x * w).sum()
+
+    x = dl.randn(4)
+    w_eager, w_compiled = dl.ones(4, requires_grad=True), dl.ones(4, requires_grad=True)
+    f(x, w_eager).backward()
+    dl.compile(f, backend=backend)(x, w_compiled).backward()
+    np.testing.assert_array_equal(w_compiled.detach().numpy(), w_eager.detach().numpy())
+    np.testing.assert_allclose(w_compiled.grad.numpy(), w_eager.grad.numpy(), rtol=1e-6)

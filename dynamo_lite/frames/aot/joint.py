@@ -29,6 +29,7 @@ from ...ops.registry import REGISTRY, Op
 from ...tensor.meta import TensorMeta
 from ...tensor.tensor import Tensor
 from ..errors import Unsupported
+from ..tracing.output_graph import to_metas
 from ..tracing.proxy import ProxyTensor
 
 OPS = REGISTRY
@@ -74,16 +75,6 @@ def _differentiable(meta) -> bool:
     return isinstance(meta, TensorMeta) and (meta._dtype.is_floating_point or meta._dtype.is_complex)
 
 
-def _metas(value):
-    if isinstance(value, Tensor):
-        return TensorMeta.of(value)
-    if isinstance(value, (tuple, list)):
-        return type(value)(_metas(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _metas(v) for k, v in value.items()}
-    return value
-
-
 def _tensors(value) -> list:
     if isinstance(value, Tensor):
         return [value]
@@ -103,18 +94,20 @@ class JointTracer:
         self.requires_grad: set = set()   # nodes whose value requires grad
         self.tape: list = []
         self.recording = False            # forward phase, with grad enabled for the node
-        self.random_forward = False
 
     # -- recording ------------------------------------------------------------------
     def record(self, op, args, kwargs):
         """Called by ops/dispatch.py for every op while tracing: add a node, return proxies."""
         tensors = _tensors((args, kwargs))
+        if "inplace" in op.tags and args[0].node in self.requires_grad:  # also under no_grad: the tensor
+            # keeps requiring grad, and its later readers would need the gradient of the new value
+            raise Unsupported(f"in-place op {op.name} on a tensor that requires grad (version-counter semantics)")
         if self.recording and any(t.node in self.requires_grad for t in tensors if isinstance(t, ProxyTensor)):
             return self._record_differentiable(op, args, kwargs)
         return self._record_plain(op, args, kwargs)
 
     def _record_plain(self, op, args, kwargs):
-        meta = op.meta(*_metas(args), **_metas(kwargs))
+        meta = op.meta(*to_metas(args), **to_metas(kwargs))
         node = self.graph.call_function(op, self._nodes(args), self._nodes(kwargs))
         if "inplace" in op.tags:
             node.meta["val"] = meta
@@ -124,7 +117,7 @@ class JointTracer:
 
     def _record_differentiable(self, op, args, kwargs):
         if "inplace" in op.tags:
-            raise Unsupported(f"in-place op {op.name} on a tensor that requires grad (version-counter semantics)")
+            raise Unsupported(f"in-place op {op.name} writing a value that requires grad")
         decompose = DECOMPOSITIONS.get(op.name)
         if decompose is not None:
             return decompose(*args, **kwargs)

@@ -11,7 +11,7 @@ costs one saved tensor at its non-pointwise start, not one per step; the backend
 the recomputation into the backward's own pointwise chains. A value the backward reads
 must not be overwritten by an in-place op of the forward (a BatchNorm running statistic
 may be updated, but not read by the backward): such a graph is ``Unsupported`` and runs
-op by op.
+op by op, as does a graph returning a view of one of its inputs.
 """
 from __future__ import annotations
 
@@ -87,6 +87,10 @@ def _copy(nodes, order, graph: Graph, env: dict) -> None:
 
 def partition(joint) -> Partition:
     """The forward and backward graphs of ``joint`` (NOTE: [recompute rule])."""
+    inputs = set(joint.inputs)
+    for index in joint.tangents:
+        if _alias_root(joint.forward_outputs[index]) in inputs:
+            raise Unsupported("a graph output is a view of an input (eager gives it the input as its view base)")
     order = {node: i for i, node in enumerate(joint.graph.nodes)}
     forward_nodes = joint.forward_nodes
     backward_impure = [n for n in joint.graph.nodes if n not in forward_nodes and _is_impure(n)]
@@ -110,8 +114,7 @@ def partition(joint) -> Partition:
     env: dict = {}
     roots = [n for n in joint.forward_outputs if hasattr(n, "op")] + saved_nodes
     roots += [n for n in forward_nodes if _is_impure(n)]
-    _copy(_ancestors(roots, forward_nodes) | set(joint.inputs), order, forward, env)
-    inputs = set(joint.inputs)
+    _copy(_ancestors(roots, forward_nodes) | inputs, order, forward, env)
     extra = [n for n in saved_nodes if n not in inputs]
     forward.output(tuple(env[n] if hasattr(n, "op") else n for n in joint.forward_outputs) + tuple(env[n] for n in extra))
 

@@ -171,7 +171,7 @@ class OutputGraph:
         """Called by ops/dispatch.py for every op while tracing: add a node, return proxies."""
         node_args = self._to_nodes(args)
         node_kwargs = self._to_nodes(kwargs)
-        meta = op.meta(*_to_metas(args), **_to_metas(kwargs))
+        meta = op.meta(*to_metas(args), **to_metas(kwargs))
         node = self._created(self.graph.call_function(op, tuple(node_args), dict(node_kwargs)))
         if "inplace" in op.tags:
             target = args[0]
@@ -217,11 +217,12 @@ class OutputGraph:
         return value
 
 
-def _to_metas(value):
+def to_metas(value):
+    """``value`` with every Tensor inside (nested tuples, lists, dicts) replaced by its TensorMeta."""
     if isinstance(value, Tensor):
         return TensorMeta.of(value)
     if isinstance(value, (tuple, list)):
-        return type(value)(_to_metas(v) for v in value)
+        return type(value)(to_metas(v) for v in value)
     if isinstance(value, dict):
-        return {k: _to_metas(v) for k, v in value.items()}
+        return {k: to_metas(v) for k, v in value.items()}
     return value

@@ -57,12 +57,14 @@ def render(report: TranslationReport, name: str) -> str:
              "---- rewritten code as Python ----", report.rewritten.source.rstrip("\n")]
     for extra in report.resume_diffs:
         parts += [f"---- resume function {extra['name']} (original offset {extra['offset']}) ----", extra["diff"]]
-    for i, gm in enumerate(report.graphs):
-        parts += [f"---- graph {i} ----", gm.print_readable(print_output=False)]
+    titled = [(f"graph {i}", gm) for i, gm in enumerate(report.graphs)]
+    titled += [(f"backward graph {i}", gm) for i, gm in enumerate(report.backward_graphs)]
+    for title, gm in titled:
+        parts += [f"---- {title} ----", gm.print_readable(print_output=False)]
         # NOTE: [backend code in debug output] a backend that generates code leaves it
         # on the GraphModule as ``backend_code`` (the numpy backend's function).
         if getattr(gm, "backend_code", None):
-            parts += [f"---- backend code of graph {i} ----", gm.backend_code.rstrip("\n")]
+            parts += [f"---- backend code of {title} ----", gm.backend_code.rstrip("\n")]
     parts += ["---- guards ----", report.guards]
     return "\n".join(parts)
 
@@ -77,7 +79,7 @@ def report(request, translation: TranslationReport) -> None:
         bytecode_log.debug("bytecode of %s:\n%s\nrewritten code as Python:\n%s", name, translation.bytecode_diff,
                            translation.rewritten.source.rstrip("\n"))
     if graph_log.isEnabledFor(10):
-        for gm in translation.graphs:
+        for gm in translation.graphs + translation.backward_graphs:
             graph_log.debug("graph of %s:\n%s", name, gm.print_readable(print_output=False))
     if guards_log.isEnabledFor(10):
         guards_log.debug("guards of %s:\n%s", name, translation.guards)
