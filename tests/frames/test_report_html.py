@@ -184,8 +184,9 @@ def test_gpt_report_is_small(tmp_path):
     out.to_html(page)
     text = page.read_text()
     assert page.stat().st_size < 5_000_000
-    assert text.count("<svg") == out.graph_count >= 1
-    assert text.count('class="node') == sum(len(gm.graph.nodes) for gm in out.graphs)
+    shown = out.graphs + out.backward_graphs  # the model has parameters: forward and backward graphs
+    assert text.count("<svg") == len(shown) == 2 * out.graph_count >= 2
+    assert text.count('class="node') == sum(len(gm.graph.nodes) for gm in shown)
 
 
 def test_global_state_guards_read_as_words():

@@ -246,3 +246,11 @@ def test_an_in_place_update_under_no_grad_keeps_the_parameter_differentiable(bac
     dl.compile(f, backend=backend)(x, w_compiled).backward()
     np.testing.assert_array_equal(w_compiled.detach().numpy(), w_eager.detach().numpy())
     np.testing.assert_allclose(w_compiled.grad.numpy(), w_eager.grad.numpy(), rtol=1e-6)
+
+
+def test_parameter_requires_grad_guards_sit_under_the_module_version_tag():
+    """An unchanged model costs one tag comparison, not one requires_grad check per parameter."""
+    report = dl.explain(_mlp())(dl.randn(2, 4))
+    fast_path, _, full_check = report.frames[0].report.guard_code.partition("def __dl_full")
+    assert "input._requires_grad is False" in fast_path
+    assert "_requires_grad is True" not in fast_path and full_check.count("_requires_grad is True") == 4

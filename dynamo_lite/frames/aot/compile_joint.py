@@ -8,16 +8,10 @@ from ...tensor.meta import TensorMeta
 from ...tensor.tensor import Tensor
 from ..errors import Unsupported
 from .compiled_function import CompiledFunction
-from .joint import trace_joint
+from .joint import requires_grad_flags, trace_joint
 from .partition import SAVED_ATTRIBUTE, SAVED_INPUT, partition
 
 OPS = REGISTRY
-
-
-def requires_grad_flags(gm, inputs) -> list:
-    """Per input of ``gm`` (call arguments, then get_attr tensors), whether it requires grad."""
-    attributes = [gm.get_attribute(n.target) for n in gm.graph.nodes if n.op == "get_attr"]
-    return [isinstance(t, Tensor) and t._requires_grad for t in (*inputs, *attributes)]
 
 
 def _example(meta: TensorMeta) -> Tensor:
@@ -41,7 +35,9 @@ def compile_joint(compiler, gm, example_inputs: list, rerun) -> CompiledFunction
         if node.op in ("placeholder", "get_attr") and isinstance(meta, TensorMeta) and not all(
                 type(s) is int for s in meta._sizes):
             raise Unsupported("compiled backward graphs need static sizes (the graph has symbolic sizes)")
-    joint = trace_joint(gm, requires_grad_flags(gm, example_inputs))
+    attributes = [gm.get_attribute(n.target) for n in gm.graph.nodes if n.op == "get_attr"]
+    flags = requires_grad_flags(example_inputs, attributes)
+    joint = trace_joint(gm, flags)
     if not joint.tangents or not joint.input_grads:
         return None
     parts = partition(joint)
@@ -59,5 +55,4 @@ def compile_joint(compiler, gm, example_inputs: list, rerun) -> CompiledFunction
             saved_examples.append(_example(node.meta["val"]))
     tangent_examples = [_example(joint.tangents[i].meta["val"]) for i in parts.tangent_outputs]
     backward_fn = compile_graph(compiler, backward_module, saved_examples + tangent_examples)
-    return CompiledFunction(gm, parts, forward_module, forward_fn, backward_module, backward_fn,
-                            requires_grad_flags(gm, example_inputs), rerun)
+    return CompiledFunction(gm, parts, forward_module, forward_fn, backward_module, backward_fn, flags, rerun)

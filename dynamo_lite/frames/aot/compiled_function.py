@@ -27,6 +27,7 @@ from ...autograd.recording import history, set_history
 from ...ops.registry import REGISTRY
 from ...tensor.meta import TensorMeta
 from ...tensor.tensor import Tensor
+from .joint import requires_grad_flags
 from .partition import SAVED_ATTRIBUTE, SAVED_INPUT
 
 LOG = logging.getLogger("dynamo_lite.aot")
@@ -114,7 +115,7 @@ class CompiledFunction:
         self.grad_inputs = partition.grad_inputs
         self.rerun = rerun
         outputs = forward_module.graph.output_node.args[0]
-        self.output_count = len(outputs) - sum(1 for kind, _ in self.saved if kind not in (SAVED_INPUT, SAVED_ATTRIBUTE))
+        self.output_count = partition.output_count
         tangents = set(self.tangent_outputs)
         self.output_metas = [outputs[i].meta.get("val") if i in tangents else None for i in range(self.output_count)]
         self.attribute_names = [n.target for n in graph_module.graph.nodes if n.op == "get_attr"]
@@ -129,12 +130,9 @@ class CompiledFunction:
             return inputs[position]
         return attributes[position - self.placeholder_count]
 
-    def requires_grad_pattern(self, inputs, attributes) -> list:
-        return [isinstance(t, Tensor) and t._requires_grad for t in (*inputs, *attributes)]
-
     def __call__(self, *inputs):
         attributes = [self.graph_module.get_attribute(name) for name in self.attribute_names]
-        if self.requires_grad_pattern(inputs, attributes) != self.input_requires_grad:
+        if requires_grad_flags(inputs, attributes) != self.input_requires_grad:
             # the guards on requires_grad recompile before this happens; never reuse a wrong graph
             LOG.info("graph %s runs op by op: requires_grad of an input or parameter changed since it was "
                      "compiled", self.graph_module.class_name)

@@ -71,6 +71,11 @@ class JointGraph:
     input_grads: dict = field(default_factory=dict)
 
 
+def requires_grad_flags(inputs, attributes) -> list:
+    """Per input of a captured graph (call arguments, then get_attr tensors), whether it requires grad."""
+    return [isinstance(t, Tensor) and t._requires_grad for t in (*inputs, *attributes)]
+
+
 def _differentiable(meta) -> bool:
     return isinstance(meta, TensorMeta) and (meta._dtype.is_floating_point or meta._dtype.is_complex)
 

@@ -37,6 +37,7 @@ class Partition:
             returns the gradients of ``grad_inputs``, in order.
         saved: ``(kind, key)`` per saved value (``SAVED_INPUT``, ``SAVED_ATTRIBUTE``, ``SAVED_OUTPUT``).
         tangent_outputs: the output index of each tangent placeholder, in order.
+        output_count: how many of the forward graph's outputs are the captured graph's.
         grad_inputs: positions (in the joint graph's ``inputs``) of the inputs gradients reach.
         recomputed: how many forward nodes the backward recomputes (for reports and tests).
     """
@@ -44,6 +45,7 @@ class Partition:
     forward: Graph
     backward: Graph
     saved: list
+    output_count: int
     tangent_outputs: list
     grad_inputs: list
     recomputed: int
@@ -140,4 +142,5 @@ def partition(joint) -> Partition:
     grad_inputs = [i for i, node in enumerate(joint.inputs) if node in joint.input_grads]
     backward.output(tuple(benv[joint.input_grads[joint.inputs[i]]] for i in grad_inputs))
     recomputed = sum(1 for n in in_backward if n in forward_nodes)
-    return Partition(forward, backward, saved_kinds, tangent_outputs, grad_inputs, recomputed)
+    return Partition(forward, backward, saved_kinds, len(joint.forward_outputs), tangent_outputs, grad_inputs,
+                     recomputed)
