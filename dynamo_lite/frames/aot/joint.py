@@ -76,6 +76,11 @@ def requires_grad_flags(inputs, attributes) -> list:
     return [isinstance(t, Tensor) and t._requires_grad for t in (*inputs, *attributes)]
 
 
+def _aliases(node) -> bool:
+    """Whether ``node`` may share its storage with another value (a view, an item of a tuple)."""
+    return node.op == "call_function" and (node.target is operator.getitem or "view" in node.target.tags)
+
+
 def _differentiable(meta) -> bool:
     return isinstance(meta, TensorMeta) and (meta._dtype.is_floating_point or meta._dtype.is_complex)
 
@@ -104,12 +109,32 @@ class JointTracer:
     def record(self, op, args, kwargs):
         """Called by ops/dispatch.py for every op while tracing: add a node, return proxies."""
         tensors = _tensors((args, kwargs))
-        if "inplace" in op.tags and args[0].node in self.requires_grad:  # also under no_grad: the tensor
-            # keeps requiring grad, and its later readers would need the gradient of the new value
-            raise Unsupported(f"in-place op {op.name} on a tensor that requires grad (version-counter semantics)")
-        if self.recording and any(t.node in self.requires_grad for t in tensors if isinstance(t, ProxyTensor)):
+        differentiable = any(t.node in self.requires_grad for t in tensors if isinstance(t, ProxyTensor))
+        if "inplace" in op.tags and (args[0].node in self.requires_grad or self.recording and differentiable):
+            return self._record_functionalized(op, args, kwargs)
+        if self.recording and differentiable:
             return self._record_differentiable(op, args, kwargs)
         return self._record_plain(op, args, kwargs)
+
+    def _record_functionalized(self, op, args, kwargs):
+        """An in-place op on an intermediate that requires grad (``relu_``), recorded as its
+        out-of-place op; the target's proxy then stands for the result (NOTE: [joint graph]).
+
+        Only when nothing else can see the old value: the target is made by an op of the
+        graph (not an input), is not a view and has no views; the result has its geometry.
+        Earlier ops that read the target notice it (``TapeEntry.versions``).
+        """
+        target, node = args[0], args[0].node
+        functional = REGISTRY.get(op.name[:-1]) if op.name.endswith("_") else None
+        if (not self.recording or functional is None or node.op != "call_function" or _aliases(node)
+                or any(_aliases(user) and user.args[0] is node for user in node.users)):
+            raise Unsupported(f"in-place op {op.name} on a tensor that requires grad (version-counter semantics)")
+        before = ProxyTensor.create(node, TensorMeta.of(target))
+        result = self.record(functional, (before,) + tuple(args[1:]), kwargs)
+        if not isinstance(result, ProxyTensor) or TensorMeta.of(result) != TensorMeta.of(target):
+            raise Unsupported(f"in-place op {op.name} changes its target's dtype or layout out of place")
+        target.node = result.node
+        return target
 
     def _record_plain(self, op, args, kwargs):
         meta = op.meta(*to_metas(args), **to_metas(kwargs))
@@ -121,8 +146,6 @@ class JointTracer:
         return self._proxies(node, meta)
 
     def _record_differentiable(self, op, args, kwargs):
-        if "inplace" in op.tags:
-            raise Unsupported(f"in-place op {op.name} writing a value that requires grad")
         decompose = DECOMPOSITIONS.get(op.name)
         if decompose is not None:
             return decompose(*args, **kwargs)
@@ -133,8 +156,9 @@ class JointTracer:
             raise Unsupported(f"the derivative for '{op.name}' is not implemented")
         result = self._record_plain(op, args, kwargs)
         multi = isinstance(result, (tuple, list))
-        outputs = [o if isinstance(o, ProxyTensor) and _differentiable(TensorMeta.of(o)) else None
-                   for o in (result if multi else (result,))]
+        # proxies of their own: user code may rebind the ones it holds (_record_functionalized)
+        outputs = [ProxyTensor.create(o.node, TensorMeta.of(o)) if isinstance(o, ProxyTensor) and _differentiable(
+            TensorMeta.of(o)) else None for o in (result if multi else (result,))]
         if not any(o is not None for o in outputs):
             return result
         for out in outputs:
