@@ -74,6 +74,23 @@ def check_floating(meta, op_name: str) -> None:
 
 
 # -- pointwise ------------------------------------------------------------------------------
+#: The Python ints a tensor op takes as an operand: int64's and uint64's ranges together.
+_INT_OPERAND_RANGE = (-2**63, 2**64 - 1)
+
+
+def check_int_operand(value: int) -> None:
+    """A Python int operand beyond 64 bits raises OverflowError as torch does.
+
+    The check is part of the meta rule so that tracing raises where eager code does: a
+    loop growing an int past every dtype stops at the same operation compiled or not.
+    """
+    low, high = _INT_OPERAND_RANGE
+    if value > high:
+        raise OverflowError("int too big to convert")
+    if value < low:
+        raise OverflowError("can't convert negative int to unsigned")
+
+
 def pointwise_meta(*inputs, dtype=None, compute_dtype=None, scalar_operands=True) -> TensorMeta:
     """Output meta of an elementwise op over ``inputs`` (tensors, metas, scalars or None).
 
@@ -94,6 +111,8 @@ def pointwise_meta(*inputs, dtype=None, compute_dtype=None, scalar_operands=True
         if isinstance(x, TensorProperties):
             tensors.append(x)
         elif x is not None:
+            if type(x) is int:
+                check_int_operand(x)
             scalars.append(x)
     if not tensors:
         raise TypeError("a pointwise op needs at least one tensor argument")

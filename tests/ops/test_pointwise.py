@@ -322,3 +322,31 @@ def test_overflow_gives_inf_without_numpy_warnings(backend):
         eager = overflowing(x, w)
         assert_same(overflowing, x, w, backend=backend)
     assert [t.tolist()[:1] if t.ndim else [t.item()] for t in eager[:6]] == [[float("inf")]] * 6
+
+
+@pytest.mark.parametrize("dtype", [dl.float32, dl.int64, dl.uint8])
+def test_int_operand_beyond_64_bits_raises_overflow_error(dtype):
+    # torch 2.13 takes ints in [-2**63, 2**64 - 1] as operands and raises OverflowError beyond.
+    x = dl.ones(3, dtype=dtype)
+    assert (x + (2**64 - 1)).dtype is dtype and (x * -2**63).dtype is dtype
+    with pytest.raises(OverflowError, match="^int too big to convert$"):
+        x + 2**64
+    with pytest.raises(OverflowError, match="^can't convert negative int to unsigned$"):
+        x + -(10**400)
+
+
+def test_compiled_loop_raises_where_an_int_operand_outgrows_64_bits(backend):
+    # A traced while loop squaring an int stops at the same `y + n` eager code raises at.
+    def grow(y, n):
+        while n > 0:
+            y = y + n
+            n = n * n + 7
+        return y
+
+    with pytest.raises(OverflowError, match="int too big to convert"):
+        grow(dl.ones(2), 3)
+    compiled = dl.compile(grow, backend=backend)
+    dl.reset()
+    with pytest.raises(OverflowError, match="int too big to convert"):
+        compiled(dl.ones(2), 3)
+    assert dl.stats().graph_breaks == 1
