@@ -11,7 +11,7 @@ from .handlers import HANDLERS
 from ..bytecode.resume import indexed_instructions
 from ..tracing import trace_rules
 from ..tracing.sources import BuiltinSource, ConstSource, GlobalSource, ItemSource
-from ..tracing.variables import builder
+from ..tracing.variables import builder, symbolic
 from ..tracing.variables.base import NULL, CellVariable, VariableTracker
 from ..tracing.variables.containers import SEQUENCE_OPERATORS, BaseListVariable, TupleVariable
 from ..tracing.variables.dicts import DICT_OPERATORS, DictVariable
@@ -174,6 +174,9 @@ class InstructionTranslator:
         return fn.call(self, args, kwargs)
 
     def binary_operation(self, op, left: VariableTracker, right: VariableTracker) -> VariableTracker:
+        kept_symbolic = symbolic.binary(self, op, left, right)  # NOTE: [observing a symbolic int]
+        if kept_symbolic is not None:
+            return kept_symbolic
         # Containers first: ``xs += ys`` changes xs in place (never folded on a copy).
         if isinstance(left, DictVariable) and op in DICT_OPERATORS:
             return DICT_OPERATORS[op](self, left, right)

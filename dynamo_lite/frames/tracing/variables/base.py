@@ -92,9 +92,18 @@ class ValueVariable(VariableTracker):
 
 
 class ConstantVariable(ValueVariable):
-    """A Python constant (number, string, None, dtype, device, shape tuple ...)."""
+    """A Python constant (number, string, None, dtype, device, shape tuple ...).
+
+    A constant holding symbolic sizes is made as a ``SymIntVariable`` or a
+    ``SymbolicSizesVariable`` (NOTE: [observing a symbolic int]), wherever it is created.
+    """
 
     rebuilt_once = False  # immutable: every load is as good as the first
+
+    def __new__(cls, value=None, source=None):
+        if cls is ConstantVariable and symbolic_sizes(value):
+            cls = SymIntVariable if type(value) is SymInt else SymbolicSizesVariable
+        return super().__new__(cls)
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         try:
@@ -123,12 +132,116 @@ class ConstantVariable(ValueVariable):
 
 
 def symbolic_sizes(value) -> list:
-    """The SymInts in a constant (a size, or a shape tuple/list holding some)."""
+    """The SymInts in a constant (a size, a shape tuple/list or a slice holding some)."""
     if type(value) is SymInt:
         return [value]
+    if isinstance(value, slice):
+        value = (value.start, value.stop, value.step)
     if isinstance(value, (tuple, list)):
         return [v for v in value if type(v) is SymInt]
     return []
+
+
+def specialized(value):
+    """``value`` with each symbolic size made the int it stands for (guarded: NOTE: [observing a symbolic int])."""
+    if type(value) is SymInt:
+        return int(value)
+    if isinstance(value, slice):
+        return slice(*(specialized(v) for v in (value.start, value.stop, value.step)))
+    if isinstance(value, (tuple, list)):
+        items = [int(v) if type(v) is SymInt else v for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    return value
+
+
+class SymIntVariable(ConstantVariable):
+    """An int computed from symbolic sizes (``n = x.shape[0]``): to the program, an int.
+
+    NOTE: [observing a symbolic int] Tracing keeps such an int an expression (``s0``) as
+    long as the program only computes with it: int arithmetic and comparisons (a
+    comparison that decides a branch records its relation, ``s0 > 4``, as a guard: NOTE:
+    [shape guards]), ``min``/``max``/``abs``/``int``/``bool``, tensor op arguments and
+    shape tuples. ``isinstance``/``type()`` answer ``int`` without a guard. Every other
+    observation (``is``, hashing and dict keys, str/repr/format, int methods, float or
+    bitwise arithmetic, indexing a Python sequence, ``range`` bounds, any library call)
+    reads ``as_python_constant()``, which is the concrete int and specializes the
+    expression (guard ``s0 == 5``): the compiled code is then only reused for that size.
+    So Python code never sees a SymInt where it expects an int: it gets eager's answer
+    for every size the code is reused for.
+    """
+
+    def python_type(self) -> type:
+        return int
+
+    def is_python_constant(self) -> bool:
+        return True  # without reading it (that would specialize)
+
+    def as_python_constant(self):
+        return int(self.value)
+
+    def as_traceable(self):
+        return self.value
+
+    def truth(self, tx) -> bool:
+        return bool(self.value)  # ``s0 != 0``: decided by the ranges, or guarded
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        return ConstantVariable(self.as_python_constant()).var_getattr(tx, name)
+
+    def __repr__(self) -> str:
+        return f"SymIntVariable({self.value!r})"
+
+
+class SymbolicSizesVariable(ConstantVariable):
+    """A shape tuple (``x.shape``), list or slice holding symbolic sizes: indexing and
+    unpacking it give SymIntVariables; anything else sees its specialized value (NOTE:
+    [observing a symbolic int])."""
+
+    def is_python_constant(self) -> bool:
+        return True
+
+    def as_python_constant(self):
+        return specialized(self.value)
+
+    def as_traceable(self):
+        return self.value
+
+    def truth(self, tx) -> bool:
+        return bool(self.value) if not isinstance(self.value, slice) else True
+
+    def getitem(self, tx, key) -> VariableTracker:
+        if isinstance(self.value, slice):
+            raise Unsupported("subscript of a slice")
+        index = key.as_python_constant()
+        try:
+            item = self.value[index]
+        except Exception as exc:
+            raise Unsupported(f"subscript raised {type(exc).__name__}: {exc}") from None
+        return tx.wrap_constant(item)
+
+    def length(self, tx) -> int:
+        return len(self.value)
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name == "numel" and hasattr(self.value, "numel"):
+            return ConstantMethodVariable(self.value, name)  # a product of sizes stays symbolic
+        return ConstantVariable(self.as_python_constant()).var_getattr(tx, name)
+
+    def reconstruct(self, cg) -> None:
+        if isinstance(self.value, slice):
+            parts = (self.value.start, self.value.stop, self.value.step)
+            cg.call_const_on(slice, [ConstantVariable(v) for v in parts])
+        else:
+            cg.load_symbolic(self.value)
+
+    def __repr__(self) -> str:
+        return f"SymbolicSizesVariable({self.value!r})"
+
+
+def traceable_value(variable):
+    """A constant variable's value for symbolic computation: SymInts stay symbolic."""
+    return variable.as_traceable() if isinstance(variable, (SymIntVariable, SymbolicSizesVariable)) \
+        else variable.as_python_constant()
 
 
 class ConstantMethodVariable(VariableTracker):

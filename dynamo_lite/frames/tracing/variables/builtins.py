@@ -14,6 +14,7 @@ from .dicts import make_dict
 from .functions import SuperVariable, zero_argument_super
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
 from .sets import SetVariable
+from . import symbolic
 from .tensor import TensorVariable, TracedCallableVariable
 
 # Builtins that are pure functions of constant arguments: called directly on constants.
@@ -210,6 +211,9 @@ class BuiltinVariable(ValueVariable):
     """A Python builtin such as ``len``, ``isinstance``, ``range`` or ``zip``."""
 
     def call(self, tx, args, kwargs) -> VariableTracker:
+        kept_symbolic = symbolic.call(tx, self.fn, args, kwargs)  # NOTE: [observing a symbolic int]
+        if kept_symbolic is not None:
+            return kept_symbolic
         if self.fn in PURE_ON_CONSTANTS and _all_constant(args, kwargs):
             values, kw = _constants(args, kwargs)
             try:
@@ -246,6 +250,9 @@ class PureFunctionVariable(ValueVariable):
     """A function of ``math``/``operator``: folded when its arguments are constants."""
 
     def call(self, tx, args, kwargs) -> VariableTracker:
+        kept_symbolic = symbolic.call(tx, self.fn, args, kwargs)
+        if kept_symbolic is not None:
+            return kept_symbolic
         if not _all_constant(args, kwargs):
             if any(isinstance(a, TensorVariable) for a in args) and self.fn.__module__ in ("operator", "_operator"):
                 return TracedCallableVariable(self.fn, self.fn.__name__).call(tx, args, kwargs)

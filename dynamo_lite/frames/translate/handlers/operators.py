@@ -5,7 +5,8 @@ import operator
 
 from ...bytecode import compat
 from ...errors import Unsupported
-from ...tracing.variables.base import ConstantVariable
+from ...tracing.variables import symbolic
+from ...tracing.variables.base import ConstantVariable, SymIntVariable
 from ...tracing.variables.containers import BaseListVariable
 from ...tracing.variables.tensor import TensorVariable, TracedCallableVariable
 from .registry import handles
@@ -37,6 +38,10 @@ def compare_op(tx, ins):
 
 
 def _identity(left, right) -> bool:
+    if isinstance(left, SymIntVariable) != isinstance(right, SymIntVariable):
+        other = right if isinstance(left, SymIntVariable) else left
+        if other.is_python_constant() and type(other.as_python_constant()) is not int:
+            return False  # ``n is None``: no int is, whatever its value (no guard)
     if left.is_python_constant() and right.is_python_constant():
         return left.as_python_constant() is right.as_python_constant()
     if isinstance(left, TensorVariable) and isinstance(right, TensorVariable):
@@ -77,7 +82,10 @@ def contains_op(tx, ins):
 def _unary(op, name):
     def handler(tx, ins):
         value = tx.pop()
-        if value.is_python_constant():
+        kept_symbolic = symbolic.unary(op, value)
+        if kept_symbolic is not None:
+            tx.push(kept_symbolic)
+        elif value.is_python_constant():
             tx.push(ConstantVariable(op(value.as_python_constant())))
         else:
             tx.push(TracedCallableVariable(op, name).call(tx, [value], {}))
