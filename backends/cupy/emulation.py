@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .c_types import ctype
 from .kernel import SizeParam
-from .runtime import launch_config
+from .runtime import launch_config, size_arguments
 
 # The scheduler, compiled once into its own library: it runs a launch's blocks one
 # after another, each with ``block`` real threads that meet at ``__syncthreads`` on a barrier.
@@ -90,10 +90,10 @@ static inline unsigned short dl_f2h(float f) { _Float16 v = (_Float16)f; unsigne
 #define DL_SHARED(T, name) T* name = reinterpret_cast<T*>(dl_shared_memory)
 """
 
-# Small blocks and grids on purpose: several blocks per launch and several rows per
-# block exercise the grid-stride loops and the shared-memory tree reduction.
-EMULATED_BLOCK = 4
-EMULATED_MAX_GRID = 5
+# Small blocks and grids on purpose: several blocks per launch, several rows per block
+# and several lanes per row exercise the grid-stride loops, the row loop's inactive
+# threads and the shared-memory tree reduction (NOTE: [rows per block]).
+EMULATED_LAUNCH = {"block": 8, "max_grid": 5, "min_lanes": 1, "max_lanes": 4}
 
 
 def compiler() -> str | None:
@@ -177,8 +177,9 @@ class HostEmulationRuntime:
             self.prepare([kernel])
         return self._functions[kernel.name]
 
-    def launch(self, function, kernel, inputs, outputs) -> None:
-        grid, block, shared = launch_config(kernel, block=EMULATED_BLOCK, max_grid=EMULATED_MAX_GRID, min_block=1)
-        sizes = [ctypes.c_longlong(v) for v in kernel.size_args]  # kept alive for the call
+    def launch(self, function, kernel, inputs, outputs, config=None) -> None:
+        """Run ``kernel``; ``config`` (a ``Launch``) overrides the emulation's own launch configuration."""
+        config = config or launch_config(kernel, **EMULATED_LAUNCH)
+        sizes = [ctypes.c_longlong(v) for v in size_arguments(kernel, config)]  # kept alive for the call
         pointers = [t.data_ptr() for t in (*inputs, *outputs)] + [ctypes.addressof(v) for v in sizes]
-        function((ctypes.c_void_p * len(pointers))(*pointers), grid, block, shared)
+        function((ctypes.c_void_p * len(pointers))(*pointers), config.grid, config.block, config.shared)

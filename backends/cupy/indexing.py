@@ -2,9 +2,9 @@
 
 A kernel walks a logical shape with one linear index per work item. Every operand
 (input, output) has strides over that shape (0 where it broadcasts); the linear index
-is unravelled into coordinates with constant divisors and each operand's element
-offset is the dot product of coordinates and its strides. Geometry is baked into the
-source: the graph's guards fix every shape and stride, so the compiler sees constants.
+is unravelled into coordinates and each operand's element offset is the dot product
+of coordinates and its strides. Sizes and strides are kernel arguments (NOTE: [sizes
+as kernel arguments] in pointwise.py): the source holds only the loop's structure.
 """
 from __future__ import annotations
 
@@ -97,18 +97,18 @@ def split_space(shape: tuple, reduced: tuple, operand_strides: list, outer_order
     return sub(kept, outer_order), sub(sorted(reduced), inner_order)
 
 
-def _literal(name: str, n: int) -> str:
-    return str(n)
-
-
-def offset_code(space: Space, index: str, names: list, index_type: str, prefix: str, value=_literal) -> tuple:
+def offset_code(space: Space, index: str, names: list, index_type: str, prefix: str, value,
+                arg_prefix: str | None = None) -> tuple:
     """C statements unravelling ``index`` over ``space``; returns ``(lines, offsets)``.
 
     ``offsets[k]`` is a C expression for operand k's element offset (``names`` name the
     operands in comments only). Coordinates are ``<prefix>c<dim>``. ``value(name, n)``
-    writes a size or stride ``n`` (literal by default; a kernel argument's name when the
-    kernel takes its geometry as arguments, see NOTE: [sizes as kernel arguments]).
+    writes a size or stride ``n`` (a ``SizeArguments``: a kernel argument, NOTE: [sizes
+    as kernel arguments]) named ``<arg_prefix>size<dim>`` or
+    ``<arg_prefix>stride<operand>_<dim>``; ``arg_prefix`` defaults to ``prefix`` (loops
+    over one space with other coordinate prefixes share its arguments).
     """
+    arg_prefix = prefix if arg_prefix is None else arg_prefix
     sizes = space.sizes
     if not sizes:
         return [], ["0"] * len(space.strides)
@@ -122,13 +122,13 @@ def offset_code(space: Space, index: str, names: list, index_type: str, prefix: 
         coords = [None] * len(sizes)
         for d in range(len(sizes) - 1, 0, -1):
             name = f"{prefix}c{d}"
-            size = value(f"{prefix}size{d}", sizes[d])
+            size = value(f"{arg_prefix}size{d}", sizes[d])
             lines.append(f"const {index_type} {name} = {rest} % {size}; {rest} /= {size};")
             coords[d] = name
         coords[0] = rest
     offsets = []
     for k, (strides, name) in enumerate(zip(space.strides, names)):
-        terms = [c if s == 1 else f"{c} * {value(f'{prefix}stride{k}_{d}', s)}"
+        terms = [c if s == 1 else f"{c} * {value(f'{arg_prefix}stride{k}_{d}', s)}"
                  for d, (c, s) in enumerate(zip(coords, strides)) if s != 0]
         offsets.append("(" + " + ".join(terms) + ")" if terms else "0")
     return lines, offsets

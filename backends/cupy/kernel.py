@@ -9,7 +9,7 @@ from .c_types import STORAGE_DTYPES, ctype
 from .preamble import PREAMBLE
 
 ELEMENTWISE = "elementwise"  # one work item per thread (grid-stride loop)
-ROWS = "rows"  # one work item per block; threads cooperate through shared memory
+ROWS = "rows"  # one row per ``lanes`` threads of a block (chosen at launch, see runtime.launch_config)
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,38 @@ class SizeParam:
         return f"const long long {self.name}"
 
 
+class SizeArguments:
+    """The sizes and strides a kernel takes as arguments, collected while its code is written.
+
+    Called as ``offset_code``'s ``value``: ``args("numel", 96)`` records the value and
+    returns the C expression reading the argument in the kernel's index type, so the
+    source names the argument and never the number (NOTE: [sizes as kernel arguments]).
+    Asking for one name twice must give one value (one argument).
+
+    Example:
+        >>> args = SizeArguments("int")
+        >>> args("numel", 96)
+        '(int)numel'
+        >>> args.params(), args.values()
+        ([SizeParam(name='numel', is_output=False)], (96,))
+    """
+
+    def __init__(self, index_type: str):
+        self.index_type = index_type
+        self._values: dict = {}
+
+    def __call__(self, name: str, value: int) -> str:
+        if self._values.setdefault(name, value) != value:
+            raise ValueError(f"size argument {name} given two values: {self._values[name]} and {value}")
+        return f"({self.index_type}){name}"
+
+    def params(self) -> list:
+        return [SizeParam(name) for name in self._values]
+
+    def values(self) -> tuple:
+        return tuple(self._values.values())
+
+
 @dataclass(eq=False)
 class Kernel:
     """A generated kernel.
@@ -46,13 +78,17 @@ class Kernel:
         source: the complete CUDA C++ source (preamble included).
         params: pointer parameters in order: inputs, then outputs.
         kind: ``pointwise``, ``reduction``, ``softmax``, ``log_softmax`` or ``layer_norm``.
-        launch: ``ELEMENTWISE`` or ``ROWS`` (see the module constants).
+        launch: ``ELEMENTWISE`` or ``ROWS`` (see the module constants). A ``ROWS``
+            kernel's last parameter is ``lanes``, the threads per row, chosen at launch.
         work: number of work items (elements, or rows).
         shared_itemsize: bytes of shared memory each thread of a block needs.
         row_size: elements one row reduces over (``ROWS`` kernels).
+        in_order: a ``ROWS`` kernel whose rows must each be summed by one thread, in
+            memory order (NOTE: [summation order] in rows.py): launched with ``lanes`` 1.
         inputs, outputs: the graph nodes whose tensors fill ``params``.
         nodes: the graph nodes the kernel computes.
-        size_args: the values of the ``SizeParam`` parameters (they follow the pointers).
+        size_args: the values of the ``SizeParam`` parameters (they follow the pointers),
+            ``lanes`` excepted.
     """
 
     name: str
@@ -63,6 +99,7 @@ class Kernel:
     work: int
     shared_itemsize: int = 0
     row_size: int = 1
+    in_order: bool = False
     inputs: tuple = ()
     outputs: tuple = ()
     nodes: tuple = field(default_factory=tuple)

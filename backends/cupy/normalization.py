@@ -4,25 +4,11 @@ from __future__ import annotations
 import math
 
 from .c_types import cast, ctype, literal, math_fn
-from .kernel import ROWS, make_kernel
-from .rows import RowSpace, choose_launch, indent, loop_header
+from .rows import RowSpace, row_reduce
 
 
-def _combine(launch: str, var: str, functor: str) -> list:
-    """Combine the threads' partial ``var`` across the block (a thread per row needs nothing)."""
-    return [f"  {var} = dl_block_reduce({var}, dl_partial, {functor}());"] if launch == ROWS else []
-
-
-def _loop(space: RowSpace, launch: str, prefix: str, inner: list) -> list:
-    """An element loop over the current row computing the element into ``<prefix>elem``."""
-    _, elements = loop_header(space, launch)
-    lines, value, extras, offsets = space.element("r", prefix)
-    return ["  " + elements, *indent(lines, 2), *indent(inner(value, extras, offsets), 2), "  }"]
-
-
-def _contiguous_over(node) -> tuple:
-    meta = node.meta["val"]
-    return tuple(meta._strides)
+def _output_strides(node) -> tuple:
+    return tuple(node.meta["val"]._strides)
 
 
 def build_softmax(node, sources: list, members: list, target):
@@ -31,34 +17,28 @@ def build_softmax(node, sources: list, members: list, target):
     out = node.meta["val"]._dtype
     T = ctype(out).compute
     shape = tuple(target.meta["val"]._sizes)
-    space = RowSpace(shape, (node.args[1],), sources, members, target, outputs=[(node, _contiguous_over(node))])
-    launch = choose_launch(space.rows, space.row_size)
+    space = RowSpace(shape, (node.args[1],), sources, members, target, outputs=[(node, _output_strides(node))])
     exp = math_fn("exp", out)
 
     def x(value) -> str:
         return cast(value.expr, value.dtype, out)
 
-    body = [f"DL_SHARED({T}, dl_partial);"] if launch == ROWS else []
-    rows, _ = loop_header(space, launch)
-    body += [rows, *indent(space.outer_lines), f"  {T} peak = {literal(-math.inf, out)};"]
-    body += _loop(space, launch, "a_", lambda v, e, o: [f"peak = dl_max(peak, {x(v)});"])
-    body += _combine(launch, "peak", "DlMax")
-    body += [f"  {T} total = {literal(0, out)};"]
-    body += _loop(space, launch, "b_", lambda v, e, o: [f"total += {exp}({x(v)} - peak);"])
-    body += _combine(launch, "total", "DlSum")
+    body = space.row_loop() + [f"  {T} peak = {literal(-math.inf, out)};"]
+    body += space.element_loop("a_", lambda v, e, o: [f"peak = dl_max(peak, {x(v)});"])
+    S = space.sum_dtype(out)  # NOTE: [summation order]
+    body += [row_reduce("peak", "DlMax"), f"  {ctype(S).compute} total = {literal(0, S)};"]
+    body += space.element_loop("b_", lambda v, e, o: [f"total += {cast(f'{exp}({x(v)} - peak)', out, S)};"])
+    body += [row_reduce("total", "DlSum")]
     if log:
-        body += [f"  const {T} log_total = {math_fn('log', out)}(total);"]
+        body += [f"  const {T} log_total = {math_fn('log', out)}({cast('total', S, out)});"]
         result = "({x} - peak - log_total)"
     else:
-        result = "(" + exp + "({x} - peak) / total)"
+        body += [f"  const {T} row_total = {cast('total', S, out)};"]
+        result = "(" + exp + "({x} - peak) / row_total)"
     store = ctype(out).store
-    body += _loop(space, launch, "c_",
-                  lambda v, e, o: [f"out0[{o[0]}] = {store.format(result.format(x=x(v)))};"])
+    body += space.element_loop("c_", lambda v, e, o: [f"out0[{o[0]}] = {store.format(result.format(x=x(v)))};"])
     body.append("}")
-    return make_kernel(node.target.name, space.params, body, launch=launch, work=space.rows,
-                       shared_itemsize=ctype(out).compute_itemsize if launch == ROWS else 0,
-                       row_size=space.row_size, inputs=tuple(space.reads), outputs=(node,),
-                       nodes=tuple(members) + (node,))
+    return space.kernel(node.target.name, body, node, (out, S))
 
 
 def layer_norm_args(node) -> tuple:
@@ -76,10 +56,7 @@ def build_layer_norm(node, sources: list, members: list, target):
     shape = tuple(target.meta["val"]._sizes)
     reduced = tuple(range(len(shape) - len(normalized), len(shape)))
     extras = [p for p in (weight, bias) if p is not None]
-    space = RowSpace(shape, reduced, sources, members, target, extras=extras,
-                     outputs=[(node, _contiguous_over(node))])
-    launch = choose_launch(space.rows, space.row_size)
-    n = literal(space.row_size, out)
+    space = RowSpace(shape, reduced, sources, members, target, extras=extras, outputs=[(node, _output_strides(node))])
 
     def x(value) -> str:
         return cast(value.expr, value.dtype, out)
@@ -93,18 +70,18 @@ def build_layer_norm(node, sources: list, members: list, target):
             lines.append(f"y = y + {x(remaining.pop(0))};")
         return lines + [f"out0[{offsets[0]}] = {ctype(out).store.format('y')};"]
 
-    body = [f"DL_SHARED({T}, dl_partial);"] if launch == ROWS else []
-    rows, _ = loop_header(space, launch)
-    body += [rows, *indent(space.outer_lines), f"  {T} total = {literal(0, out)};"]
-    body += _loop(space, launch, "a_", lambda v, e, o: [f"total += {x(v)};"])
-    body += _combine(launch, "total", "DlSum")
-    body += [f"  const {T} mean = total / {n};", f"  {T} squares = {literal(0, out)};"]
-    body += _loop(space, launch, "b_", lambda v, e, o: [f"const {T} d = {x(v)} - mean;", "squares += d * d;"])
-    body += _combine(launch, "squares", "DlSum")
-    body += [f"  const {T} rstd = {literal(1, out)} / {math_fn('sqrt', out)}(squares / {n} + {literal(eps, out)});"]
-    body += _loop(space, launch, "c_", write)
+    # NOTE: [summation order]; the deviations and their squares are rounded to T first, as eager's are.
+    S = space.sum_dtype(out)
+    acc, n = ctype(S).compute, f"({ctype(S).compute}){space.row_size_arg}"
+    body = space.row_loop() + [f"  {acc} total = {literal(0, S)};"]
+    body += space.element_loop("a_", lambda v, e, o: [f"total += {cast(x(v), out, S)};"])
+    body += [row_reduce("total", "DlSum"), f"  const {T} mean = {cast(f'total / {n}', S, out)};",
+             f"  {acc} squares = {literal(0, S)};"]
+    body += space.element_loop("b_", lambda v, e, o: [f"const {T} d = {x(v)} - mean;",
+                                                      f"squares += {cast('d * d', out, S)};"])
+    body += [row_reduce("squares", "DlSum"),
+             f"  const {T} variance = {cast(f'squares / {n}', S, out)} + {literal(eps, out)};",
+             f"  const {T} rstd = {literal(1, out)} / {math_fn('sqrt', out)}(variance);"]
+    body += space.element_loop("c_", write)
     body.append("}")
-    return make_kernel("layer_norm", space.params, body, launch=launch, work=space.rows,
-                       shared_itemsize=ctype(out).compute_itemsize if launch == ROWS else 0,
-                       row_size=space.row_size, inputs=tuple(space.reads), outputs=(node,),
-                       nodes=tuple(members) + (node,))
+    return space.kernel("layer_norm", body, node, (S,))

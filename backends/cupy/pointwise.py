@@ -1,12 +1,16 @@
 """Fused pointwise kernels: a group of elementwise nodes becomes one loop over its shape.
 
-NOTE: [sizes as kernel arguments] A pointwise kernel takes its element count and every
-size and stride of its iteration space other than 0 and 1 as ``long long`` arguments
-(``SizeParam``), so its source depends only on the structure of the loop (how many
-coalesced dims, which operands broadcast or step by one, the index type), never on the
-sizes. A graph with symbolic sizes is lowered again for each shape it meets (see NOTE:
-[backends and symbolic sizes] in backends/per_shape.py), but every shape with the same
-structure reuses the one compiled kernel, with new argument values.
+NOTE: [sizes as kernel arguments] Every generated kernel takes its geometry as ``long
+long`` arguments (``SizeParam``, collected by ``SizeArguments``): a pointwise kernel its
+element count and every size and stride of its iteration space other than 0 and 1; a
+row kernel (rows.py, normalization.py) also its row count and row length, and the
+threads per row chosen at launch (NOTE: [rows per block]). A source depends only on the
+structure of its loops (how many coalesced dims, which operands broadcast or step by
+one, the index type), never on the sizes. A graph with symbolic sizes is lowered again
+for each shape it meets (see NOTE: [backends and symbolic sizes] in
+backends/per_shape.py; lowering is Python string work), and every shape with the same
+structure reuses the one compiled kernel with new argument values: one NVRTC compile
+per kernel for all sizes (tests/backends/test_cupy_dynamic.py).
 """
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ from dynamo_lite.tensor.meta import TensorMeta
 from .c_types import C_TYPES, ctype
 from .expressions import EXPRESSIONS, Value
 from .indexing import broadcast_strides, make_space, offset_code
-from .kernel import ELEMENTWISE, Param, SizeParam, make_kernel
+from .kernel import ELEMENTWISE, Param, SizeArguments, make_kernel
+
 
 def tensor_meta(node) -> TensorMeta | None:
     value = node.meta.get("val") if isinstance(node, Node) else None
@@ -112,16 +117,12 @@ def build_pointwise(members: list, inputs: list, outputs: list, shape: tuple):
     space = make_space(tuple(shape), strides, order_by=0)
     itype = space.index_type()
     names = [p.name for p in params[len(inputs):]] + [p.name for p in params[:len(inputs)]]
-    size_args: dict = {"numel": space.numel}
-
-    def argument(name: str, value: int) -> str:
-        size_args[name] = value
-        return f"({itype}){name}"
-
-    lines, offsets = offset_code(space, "i", names, itype, "", argument)
-    params += [SizeParam(name) for name in size_args]
+    sizes = SizeArguments(itype)
+    numel = sizes("numel", space.numel)
+    lines, offsets = offset_code(space, "i", names, itype, "", sizes)
+    params += sizes.params()
     out_offsets, in_offsets = offsets[:len(outputs)], offsets[len(outputs):]
-    body = [f"for ({itype} i = ({itype})(blockIdx.x * blockDim.x + threadIdx.x); i < ({itype})numel; "
+    body = [f"for ({itype} i = ({itype})(blockIdx.x * blockDim.x + threadIdx.x); i < {numel}; "
             f"i += ({itype})(blockDim.x * gridDim.x)) {{"]
     inner = list(lines)
     values: dict = {}
@@ -135,4 +136,4 @@ def build_pointwise(members: list, inputs: list, outputs: list, shape: tuple):
     body += ["  " + line for line in inner] + ["}"]
     return make_kernel("pointwise", params, body, launch=ELEMENTWISE, work=space.numel,
                        inputs=tuple(inputs), outputs=tuple(outputs), nodes=tuple(members),
-                       size_args=tuple(size_args.values()))
+                       size_args=sizes.values())

@@ -32,19 +32,24 @@ struct DlMax { template <class T> __device__ __forceinline__ T operator()(T a, T
 struct DlMin { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return dl_min(a, b); } };
 struct DlAnd { __device__ __forceinline__ bool operator()(bool a, bool b) const { return a && b; } };
 struct DlOr { __device__ __forceinline__ bool operator()(bool a, bool b) const { return a || b; } };
-// Tree reduction over the block in shared memory; every thread gets the result.
-// Correct for any power-of-two blockDim.x; every thread of the block must call it.
+// Tree reduction over the ``lanes`` threads of each row of the block (NOTE: [rows per
+// block] in backends/cupy/rows.py) in shared memory; every lane gets its row's result.
+// lanes is a power of two dividing blockDim.x, the same for the whole block; every
+// thread of the block must call it (with lanes 1 there is nothing to combine).
 template <class T, class Op>
-__device__ __forceinline__ T dl_block_reduce(T value, T* shared, Op op) {
+__device__ __forceinline__ T dl_row_reduce(T value, unsigned char* shared_bytes, long long lanes, Op op) {
+  if (lanes == 1) return value;
+  T* shared = reinterpret_cast<T*>(shared_bytes);
   const unsigned t = threadIdx.x;
-  __syncthreads();  // the previous reduction's readers are done with shared[0]
+  const unsigned lane = t & (unsigned)(lanes - 1);
+  __syncthreads();  // the previous reduction's readers are done with shared memory
   shared[t] = value;
   __syncthreads();
-  for (unsigned half = blockDim.x >> 1; half > 0; half >>= 1) {
-    if (t < half) shared[t] = op(shared[t], shared[t + half]);
+  for (unsigned half = (unsigned)lanes >> 1; half > 0; half >>= 1) {
+    if (lane < half) shared[t] = op(shared[t], shared[t + half]);
     __syncthreads();
   }
-  return shared[0];
+  return shared[t - lane];
 }
 // floor division and Python-style remainder of floats, as NumPy computes them.
 template <class T> __device__ __forceinline__ T dl_floor_divide(T a, T b) {

@@ -1,25 +1,59 @@
 """Running generated kernels with CuPy: launch configuration and the kernel cache."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from .kernel import ELEMENTWISE
 
 # NVRTC options for every kernel (the offline check in the tests uses the same ones).
 NVRTC_OPTIONS = ("--std=c++17",)
 
 
-def launch_config(kernel, block: int = 256, max_grid: int = 65535 * 4, min_block: int = 32) -> tuple:
-    """``(grid, block, shared_bytes)`` for ``kernel``.
+class Launch(NamedTuple):
+    """How one kernel is launched: ``grid`` blocks of ``block`` threads with ``shared``
+    bytes of shared memory; ``lanes`` threads per row (row kernels only, else None)."""
+
+    grid: int
+    block: int
+    shared: int
+    lanes: int | None = None
+
+
+def row_lanes(rows: int, row_size: int, max_lanes: int, min_lanes: int) -> int:
+    """Threads per row: 1 for many short rows, else a power of two covering the row (NOTE: [rows per block])."""
+    if row_size <= 16 or (rows >= 8192 and row_size <= 512):
+        return 1
+    lanes = min_lanes
+    while lanes < min(row_size, max_lanes):
+        lanes *= 2
+    return lanes
+
+
+def launch_config(kernel, block: int = 256, max_grid: int = 65535 * 4, min_lanes: int = 32,
+                  max_lanes: int | None = None) -> Launch:
+    """The :class:`Launch` of ``kernel`` for the sizes it was generated for.
 
     Elementwise kernels use ``block`` threads per block and enough blocks to cover the
-    work (capped: the loops are grid-stride). Row kernels get one block per row with a
-    power-of-two block no larger than the row needs.
+    work (capped: the loops are grid-stride). Row kernels put ``row_lanes`` threads on
+    each row (one if the kernel sums ``in_order``) and as many rows in a block as fit
+    in ``block`` threads (no more than there are rows).
+
+    Example:
+        >>> launch_config(SimpleNamespace(launch=ROWS, work=7, row_size=100, shared_itemsize=8, in_order=False))
+        Launch(grid=4, block=256, shared=2048, lanes=128)
     """
     if kernel.launch == ELEMENTWISE:
-        return max(1, min(-(-kernel.work // block), max_grid)), block, 0
-    threads = min_block
-    while threads < min(kernel.row_size, block):
-        threads *= 2
-    return max(1, min(kernel.work, max_grid)), threads, threads * kernel.shared_itemsize
+        return Launch(max(1, min(-(-kernel.work // block), max_grid)), block, 0)
+    lanes = 1 if kernel.in_order else row_lanes(kernel.work, kernel.row_size, max_lanes or block, min_lanes)
+    rows_per_block = max(1, min(block // lanes, kernel.work))
+    threads = lanes * rows_per_block
+    grid = max(1, min(-(-kernel.work // rows_per_block), max_grid))
+    return Launch(grid, threads, threads * kernel.shared_itemsize if lanes > 1 else 0, lanes)
+
+
+def size_arguments(kernel, config: Launch) -> tuple:
+    """The values of ``kernel``'s size parameters for a launch (NOTE: [sizes as kernel arguments])."""
+    return kernel.size_args if config.lanes is None else (*kernel.size_args, config.lanes)
 
 
 class CupyRuntime:
@@ -48,12 +82,12 @@ class CupyRuntime:
         return compiled
 
     def launch(self, compiled, kernel, inputs, outputs) -> None:
-        grid, block, shared = launch_config(kernel)
+        config = launch_config(kernel)
         # RawKernel passes an ndarray argument as its data pointer: the window of each
         # tensor starts at its first element (storage offset included).
         arrays = tuple(t._array() for t in inputs) + tuple(t._array() for t in outputs)
-        sizes = tuple(self.cupy.int64(v) for v in kernel.size_args)  # NOTE: [sizes as kernel arguments]
-        compiled((grid,), (block,), arrays + sizes, shared_mem=shared)
+        sizes = tuple(self.cupy.int64(v) for v in size_arguments(kernel, config))
+        compiled((config.grid,), (config.block,), arrays + sizes, shared_mem=config.shared)
 
     def __len__(self) -> int:
         return len(self._cache)

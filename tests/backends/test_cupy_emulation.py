@@ -9,8 +9,9 @@ import dynamo_lite as dl
 from benchmarks.models import WORKLOADS
 from dynamo_lite.backends import registry
 from dynamo_lite.backends.cupy import CupyBackend, launch_config, lower
-from dynamo_lite.backends.cupy.emulation import HostEmulationRuntime, compiler
+from dynamo_lite.backends.cupy.emulation import EMULATED_LAUNCH, HostEmulationRuntime, compiler
 from dynamo_lite.backends.cupy.kernel import ELEMENTWISE, ROWS
+from dynamo_lite.backends.cupy.runtime import Launch
 from tests.backends.cupy_cases import CASES, case_params
 
 pytestmark = [
@@ -74,12 +75,19 @@ def rows_program(x, w, b):
             dl.layer_norm(x, (40,), w, b), dl.layer_norm(t + 1, (6, 5)), (x > 0).all(), (x > 3).any(2))
 
 
+def emulated_launches(fn, *inputs) -> list:
+    return [(k.kind, launch_config(k, **EMULATED_LAUNCH)) for k in lower(dl.explain(fn)(*inputs).graphs[0]).kernels
+            if k.launch == ROWS]
+
+
 def test_row_kernels_match_eager(emulated):
     dl.manual_seed(0)
     x, w, b = dl.randn(5, 6, 40), dl.randn(40), dl.randn(40)
     assert_matches_eager(rows_program, x, w, b, backend="cupy_emulated")
-    launches = {k.launch for k in lower(dl.explain(rows_program)(x, w, b).graphs[0]).kernels}
-    assert launches == {ELEMENTWISE, ROWS}
+    launches = [launch for _, launch in emulated_launches(rows_program, x, w, b)]
+    # a thread per row, several lanes per row, several rows per block with several lanes each
+    assert {launch.lanes for launch in launches} == {1, EMULATED_LAUNCH["max_lanes"]}
+    assert any(launch.lanes > 1 and launch.block > launch.lanes for launch in launches)
 
 
 def test_many_short_rows_use_a_thread_per_row(emulated):
@@ -87,10 +95,59 @@ def test_many_short_rows_use_a_thread_per_row(emulated):
         return (x * x).sum(1), dl.softmax(x, 1)
 
     x = dl.randn(9000, 20)
-    kernels = lower(dl.explain(fn)(x).graphs[0]).kernels
-    assert [k.launch for k in kernels] == [ELEMENTWISE, ELEMENTWISE]
-    assert kernels[0].kind == "reduction" and kernels[0].nodes[0].target.name == "mul"
+    launches = emulated_launches(fn, x)
+    assert [(kind, launch.lanes) for kind, launch in launches] == [("reduction", 1), ("softmax", 1)]
+    assert lower(dl.explain(fn)(x).graphs[0]).kernels[0].nodes[0].target.name == "mul"
     assert_matches_eager(fn, x, backend="cupy_emulated")
+
+
+def test_sums_over_outer_axes_repeat_eager_bit_for_bit(emulated):
+    """NOTE: [summation order]: where the innermost axis is kept, eager adds row after row in
+    float32, and so does the kernel (one thread per output, in memory order)."""
+    def fn(g, x):
+        return g.sum((0, 1)), (x * 3).mean(0), dl.softmax(x, 0)
+
+    dl.manual_seed(5)
+    g, x = dl.randn(8, 128, 24) * 100 + 1, dl.randn(1000, 7)
+    kernels = lower(dl.explain(fn)(g, x).graphs[0]).kernels
+    assert [k.in_order for k in kernels] == [True, True, True]
+    assert {launch_config(k, **EMULATED_LAUNCH).lanes for k in kernels} == {1}
+    expected = fn(g, x)
+    actual = dl.compile(fn, backend="cupy_emulated", fullgraph=True)(g, x)
+    for a, e in zip(actual[:2], expected[:2]):
+        np.testing.assert_array_equal(a.numpy(), e.numpy())
+    np.testing.assert_allclose(actual[2].numpy(), expected[2].numpy(), rtol=1e-6)
+    # along the innermost axis eager sums pairwise; the kernel in double: within eager's error
+    row_sums = lower(dl.explain(lambda x: x.sum(1))(x.t().contiguous()).graphs[0]).kernels
+    assert [k.in_order for k in row_sums] == [False] and "double acc" in row_sums[0].source
+
+
+def run_rows_kernel(runtime, kernel, inputs, config):
+    out = dl.empty(kernel.outputs[0].meta["val"].shape)
+    runtime.launch(runtime.load(kernel), kernel, inputs, [out], config)
+    return out
+
+
+@pytest.mark.parametrize("rows", [1, 7])
+def test_row_kernels_give_one_result_under_every_launch(emulated, rows):
+    """One source for every split of a block into rows (NOTE: [rows per block]): any
+    power-of-two lanes per row, rows per block, and grid (fewer blocks than rows too)."""
+    def fn(x, w):
+        return x.sum(1), dl.softmax(x * 2, 1), dl.layer_norm(x, (37,), w)
+
+    dl.manual_seed(3)
+    x, w = dl.randn(rows, 37), dl.randn(37)
+    expected = fn(x, w)
+    runtime = HostEmulationRuntime()
+    for kernel, want in zip(lower(dl.explain(fn)(x, w).graphs[0]).kernels, expected):
+        inputs = [x if n.name == "x" else w for n in kernel.inputs]
+        itemsize = kernel.shared_itemsize
+        for lanes, rows_per_block, grid in [(1, 1, 1), (1, 3, 2), (2, 4, 1), (4, 2, 3), (8, 1, 2), (16, 2, 5)]:
+            block = lanes * rows_per_block
+            config = Launch(grid, block, block * itemsize, lanes)
+            got = run_rows_kernel(runtime, kernel, inputs, config)
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-6, atol=2e-6,
+                                       err_msg=f"{kernel.kind} with {config}")
 
 
 def test_empty_and_zero_dim_tensors(emulated):
@@ -150,13 +207,22 @@ def test_kernel_rejects_inputs_of_another_geometry(emulated):
 
 
 def test_launch_configuration():
-    from types import SimpleNamespace as K
+    from types import SimpleNamespace
 
-    assert launch_config(K(launch=ELEMENTWISE, work=1000, row_size=1, shared_itemsize=0)) == (4, 256, 0)
+    def K(**fields):
+        return SimpleNamespace(**{"in_order": False, **fields})
+
+    assert launch_config(K(launch=ELEMENTWISE, work=1000, row_size=1, shared_itemsize=0)) == (4, 256, 0, None)
     assert launch_config(K(launch=ELEMENTWISE, work=10**9, row_size=1, shared_itemsize=0))[0] == 65535 * 4
-    assert launch_config(K(launch=ROWS, work=7, row_size=100, shared_itemsize=4)) == (7, 128, 512)
-    assert launch_config(K(launch=ROWS, work=7, row_size=5000, shared_itemsize=8)) == (7, 256, 2048)
-    assert launch_config(K(launch=ROWS, work=3, row_size=3, shared_itemsize=4), min_block=1) == (3, 4, 16)
+    # (grid, block, shared bytes, lanes): two rows of 100 per block of 256 threads
+    assert launch_config(K(launch=ROWS, work=7, row_size=100, shared_itemsize=4)) == (4, 256, 1024, 128)
+    assert launch_config(K(launch=ROWS, work=7, row_size=5000, shared_itemsize=8)) == (7, 256, 2048, 256)
+    assert launch_config(K(launch=ROWS, work=1, row_size=40, shared_itemsize=8)) == (1, 64, 512, 64)
+    # short rows, or rows summed in order: a thread per row, no shared memory, no more threads than rows
+    assert launch_config(K(launch=ROWS, work=3, row_size=3, shared_itemsize=4)) == (1, 3, 0, 1)
+    assert launch_config(K(launch=ROWS, work=9000, row_size=20, shared_itemsize=4)) == (36, 256, 0, 1)
+    assert launch_config(K(launch=ROWS, work=768, row_size=1024, shared_itemsize=4, in_order=True)) == (3, 256, 0, 1)
+    assert launch_config(K(launch=ROWS, work=3, row_size=40, shared_itemsize=4), **EMULATED_LAUNCH) == (2, 8, 32, 4)
 
 
 # -- property: random pointwise chains over random layouts -------------------------------

@@ -15,7 +15,6 @@ from tests.cupy_emulated import cupy_emulated  # noqa: F401  (fixture)
 
 F64_RTOL = 1e-12
 F32_RTOL = 1e-6
-CUPY_F32_RTOL = 1e-5
 TRAINING_BATCH = 4
 
 
@@ -160,10 +159,11 @@ def test_adamw_training_loss_curve_matches_eager(name, backend):
     assert dl.stats().graph_count == 1 and not dl.stats().fallbacks
 
 
+@pytest.mark.parametrize("dtype, rtol", [(dl.float32, F32_RTOL), (dl.float64, F64_RTOL)], ids=["f32", "f64"])
 @pytest.mark.parametrize("name", list(MODELS))
-def test_compiled_backward_on_the_cupy_backend(name, cupy_emulated, monkeypatch):
-    """The cupy backend's generated kernels (run on the host) for both graphs. Its reduction
-    kernels sum in another order than NumPy's pairwise sums: a bias gradient summed over
-    1024 rows differs from eager's by ~4e-6 of its largest entry (attention_block), so the
-    float32 tolerance is 1e-5 here."""
-    test_compiled_backward_gives_eager_gradients(name, dl.float32, CUPY_F32_RTOL, cupy_emulated, monkeypatch)
+def test_compiled_backward_on_the_cupy_backend(name, dtype, rtol, cupy_emulated, monkeypatch):
+    """The cupy backend's generated kernels (run on the host) for both graphs, within the
+    same tolerances: its sums follow eager's order where eager's error is large (a bias
+    gradient summed over 1024 rows) and are near exact elsewhere (NOTE: [summation
+    order] in backends/cupy/rows.py)."""
+    test_compiled_backward_gives_eager_gradients(name, dtype, rtol, cupy_emulated, monkeypatch)
