@@ -265,3 +265,37 @@ def test_random_pointwise_chains_match_eager(emulated, chain):
         return value
 
     assert_matches_eager(fn, x, y, backend="cupy_emulated")
+
+
+# -- property: random row kernels over random layouts ------------------------------------
+@st.composite
+def row_programs(draw):
+    shape = tuple(draw(st.lists(st.integers(2, 40), min_size=1, max_size=3)))
+    layout = draw(st.sampled_from(["contiguous", "transposed", "sliced"]))
+    dims = draw(st.lists(st.integers(0, len(shape) - 1), min_size=1, max_size=len(shape), unique=True))
+    op = draw(st.sampled_from(["sum", "mean", "amax", "softmax", "log_softmax"]))
+    return shape, layout, tuple(sorted(dims)), op
+
+
+@settings(max_examples=10, deadline=None)
+@given(row_programs())
+def test_random_row_kernels_match_eager(emulated, program):
+    """Sums in eager's order are eager's bits; the others are within float32 rounding
+    (NOTE: [summation order])."""
+    shape, layout, dims, op = program
+    dl.reset()  # one code object for every example: its cache entries must not pile up
+    x = make_operand(shape, layout, dl.float32, 4) * 10 + 1
+
+    def fn(x):
+        if op in ("softmax", "log_softmax"):
+            return getattr(dl, op)(x * 2, dims[0])
+        return getattr(x * 2, op)(dims)
+
+    (kernel,) = lower(dl.explain(fn)(x).graphs[0]).kernels
+    expected = fn(x)
+    actual = dl.compile(fn, backend="cupy_emulated", fullgraph=True)(x)
+    assert (actual.shape, actual.stride()) == (expected.shape, expected.stride())
+    if kernel.in_order and op in ("sum", "mean", "amax"):
+        np.testing.assert_array_equal(actual.numpy(), expected.numpy())
+    else:
+        np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=2e-6, atol=2e-6)
