@@ -5,9 +5,11 @@ with NVRTC where it is installed."""
 import pytest
 
 import dynamo_lite as dl
+from benchmarks import models
 from dynamo_lite.backends.cupy import CupyBackend
 from dynamo_lite.backends.cupy.emulation import HostEmulationRuntime, compiler
 from dynamo_lite.backends.cupy.kernel import ROWS
+from dynamo_lite.backends.cupy.lowering import KernelCall
 from dynamo_lite.backends.cupy.nvrtc import NvrtcUnavailable, compile_cubin, load_nvrtc
 from tests.helpers import assert_equal_values
 
@@ -26,7 +28,7 @@ class RecordingBackend(CupyBackend):
     def __call__(self, gm, example_inputs):
         compiled = super().__call__(gm, example_inputs)
         self.lowerings.append([node.target.kernel for node in compiled.graph.nodes
-                               if hasattr(node.target, "kernel")])
+                               if isinstance(node.target, KernelCall)])
         return compiled
 
 
@@ -82,3 +84,23 @@ def test_the_size_independent_sources_compile_with_nvrtc():
         assert compile_cubin(kernel.source, kernel.name)[:4] == b"\x7fELF"
         assert str(SIZES[-1] * 2 - 1) not in kernel.source.split("__global__")[1]  # no size is baked in
 
+
+
+def test_gpt_sequence_sweep_compiles_its_kernels_for_the_first_two_lengths_only():
+    """dynamic=None: static at the first length, symbolic from the second (#16); the
+    symbolic graph's kernels are compiled at the second length and serve every later one.
+    Inference (no_grad): graphs with grad run their backward op by op at symbolic sizes."""
+    backend = RecordingBackend()
+    model = models.make_gpt()
+    base = models.gpt_inputs()[0]
+    compiled = dl.compile(model, backend=backend)
+    loaded = []
+    with dl.no_grad():
+        for length in [32, 31, 17, 8, 5, 2]:
+            idx = base[:, :length].contiguous()
+            assert_equal_values(compiled(idx), model(idx), rtol=1e-4, atol=1e-5)
+            loaded.append(len(backend.runtime._functions))
+    stats = dl.stats()
+    assert stats.frames_compiled == 2 and not stats.fallbacks and stats.graph_breaks == 0
+    assert len(backend.lowerings) == 6  # the static graph, then the symbolic one per length
+    assert loaded[1:] == [loaded[1]] * 5, loaded
