@@ -27,7 +27,7 @@ OBSERVATIONS = {
     "is_none": (lambda n, s: (n is None, n is not None), True),
     "bool": (lambda n, s: (bool(n), not n), True),
     "int": (lambda n, s: int(n) * 2, True),
-    "arithmetic": (lambda n, s: (n * 2 - 1, (n + 1) // 2, n % 3, -n, 10 - n), True),
+    "arithmetic": (lambda n, s: (n * 2 - 1, (n + 1) // 2, n % 3, -n, +n, 10 - n), True),
     "in_place": (lambda n, s: _in_place(n), True),
     "min_max_abs": (lambda n, s: (max(n, 6), min(s), abs(n - 100), sum(s), math.prod(s)), False),
     "compare": (lambda n, s: (n > 5, n == 6, n != 7, 3 < n), False),

@@ -11,7 +11,9 @@ from __future__ import annotations
 import dis
 import sys
 
+import dynamo_lite as dl
 from dynamo_lite.frames.translate.handlers import HANDLERS
+from tests.helpers import assert_compiled
 
 _COMMON = {
     # async functions, generators' send/throw protocol: never inlined
@@ -55,3 +57,17 @@ def test_unhandled_opcodes_are_the_known_gaps():
     assert not gaps - known, f"opcodes without a handler, not listed as known gaps: {sorted(gaps - known)}"
     assert not known - gaps, f"listed as gaps but handled now (remove them from KNOWN_GAPS): {sorted(known - gaps)}"
 
+
+
+def test_unary_plus_on_a_tensor_compiles_without_a_break():
+    # 3.12+ spell ``+x`` as CALL_INTRINSIC_1 5: the intrinsic's number is read from the
+    # interpreter's table, so a wrong guess (it was 3) turns every ``+x`` into a break.
+    def f(x):
+        return +x * 2
+
+    x = dl.arange(4.0)
+    dl.reset()
+    before = dl.stats()
+    out = dl.compile(f, backend="eager")(x)
+    assert_compiled(before, dl.stats())
+    assert out.tolist() == [0.0, 2.0, 4.0, 6.0]

@@ -177,8 +177,10 @@ UNCONDITIONAL_JUMPS = _available(("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWAR
 #: Instructions that only set up a frame or do nothing observable to the translator.
 NO_OPS = _available(("NOP", "RESUME", "CACHE", "EXTENDED_ARG", "MAKE_CELL", "COPY_FREE_VARS"))
 
-#: CALL_INTRINSIC_1 operands (3.12+) the translator understands.
-INTRINSIC_1 = {3: "UNARY_POSITIVE", 6: "LIST_TO_TUPLE"}
+#: CALL_INTRINSIC_1 operands (3.12+) by name without the ``INTRINSIC_`` prefix, read from
+#: the interpreter's own table (the numbering is not ours to guess: 5 is UNARY_POSITIVE).
+INTRINSIC_1 = {index: name.removeprefix("INTRINSIC_")
+               for index, name in enumerate(getattr(opcode, "_intrinsic_1_descs", ()))}
 
 #: Names of 3.13's combined load/store instructions and their parts.
 SUPERINSTRUCTIONS = _available_rows({

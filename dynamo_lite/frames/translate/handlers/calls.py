@@ -1,16 +1,13 @@
 """Calls (CALL, CALL_KW, CALL_FUNCTION_EX), function creation and super()."""
 from __future__ import annotations
 
-import operator
-
 from ...bytecode import compat
 from ...errors import Unsupported
-from ...tracing.variables.base import CellVariable, ConstantVariable, NullVariable, VariableTracker
+from ...tracing.variables.base import CellVariable, NullVariable, VariableTracker
 from ...tracing.variables.containers import TupleVariable
 from ...tracing.variables.dicts import DictVariable
 from ...tracing.variables.functions import NestedFunctionVariable, SuperVariable
-from ...tracing.variables.tensor import TracedCallableVariable
-from .registry import handles
+from .registry import HANDLERS, handles
 
 
 @handles("KW_NAMES")
@@ -72,14 +69,10 @@ def call_function_ex(tx, ins):
 @handles("CALL_INTRINSIC_1")
 def call_intrinsic_1(tx, ins):
     name = compat.INTRINSIC_1.get(ins.arg)
-    value = tx.pop()
     if name == "LIST_TO_TUPLE":
-        tx.push(TupleVariable(value.unpack(tx)))
+        tx.push(TupleVariable(tx.pop().unpack(tx)))
     elif name == "UNARY_POSITIVE":
-        if value.is_python_constant():
-            tx.push(ConstantVariable(+value.as_python_constant()))
-        else:
-            tx.push(TracedCallableVariable(operator.pos, "pos").call(tx, [value], {}))
+        HANDLERS["UNARY_POSITIVE"](tx, ins)  # 3.11's opcode of the same meaning
     else:
         raise Unsupported(f"CALL_INTRINSIC_1 {ins.argrepr}")
 
