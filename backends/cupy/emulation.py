@@ -5,7 +5,9 @@ sources would otherwise only ever be compiled (NVRTC), never run. Here the *same
 source text (see NOTE: [one source, two compilers]) is compiled as C++20 with a shim
 that defines the CUDA built-ins: ``threadIdx``/``blockIdx`` become thread-locals,
 each block's threads are real threads meeting at ``__syncthreads`` on a barrier,
-shared memory is one buffer per launch. A launch runs its blocks one after another.
+shared memory is one buffer per launch. A launch runs its blocks one after another;
+a launch whose threads never synchronize (elementwise kernels, rows of one lane) runs
+them one after another too, in the calling thread.
 This checks indexing, broadcasting, strides, the per-op expressions, reductions and
 the launch configuration against eager results on every machine; it says nothing
 about speed. Used by the tests and by ``backend="cupy_emulated"`` (registered by the
@@ -29,6 +31,8 @@ from .runtime import launch_config, size_arguments
 # after another, each with ``block`` real threads that meet at ``__syncthreads`` on a barrier.
 RUNNER = r"""
 #include <barrier>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 struct dl_uint3 { unsigned x, y, z; };
@@ -37,14 +41,26 @@ thread_local dl_uint3 dl_threadIdx, dl_blockIdx;
 dl_uint3 dl_blockDim, dl_gridDim;
 unsigned char* dl_shared_memory;
 static std::barrier<>* dl_barrier;
-void dl_syncthreads() { dl_barrier->arrive_and_wait(); }
-void dl_emulate(unsigned grid, unsigned block, unsigned long shared_bytes, void (*body)(void**), void** args) {
+void dl_syncthreads() {
+  if (dl_barrier == nullptr) { std::fputs("dl_emulate: __syncthreads in a launch run without barriers\n", stderr); std::abort(); }
+  dl_barrier->arrive_and_wait();
+}
+void dl_emulate(unsigned grid, unsigned block, unsigned long shared_bytes, void (*body)(void**), void** args,
+                int synchronizes) {
   std::vector<unsigned char> memory(shared_bytes + 16);
   dl_shared_memory = memory.data();
-  std::barrier<> sync(block);
-  dl_barrier = &sync;
   dl_gridDim = {grid, 1, 1};
   dl_blockDim = {block, 1, 1};
+  dl_barrier = nullptr;
+  if (!synchronizes) {  // independent threads: one after another, in this thread
+    for (unsigned b = 0; b < grid; ++b) {
+      dl_blockIdx = {b, 0, 0};
+      for (unsigned t = 0; t < block; ++t) { dl_threadIdx = {t, 0, 0}; body(args); }
+    }
+    return;
+  }
+  std::barrier<> sync(block);
+  dl_barrier = &sync;
   auto thread = [&](unsigned t) {
     dl_threadIdx = {t, 0, 0};
     for (unsigned b = 0; b < grid; ++b) {
@@ -57,6 +73,7 @@ void dl_emulate(unsigned grid, unsigned block, unsigned long shared_bytes, void 
   for (unsigned t = 1; t < block; ++t) others.emplace_back(thread, t);
   thread(0);
   for (auto& other : others) other.join();
+  dl_barrier = nullptr;
 }
 }
 """
@@ -76,7 +93,8 @@ extern thread_local dl_uint3 dl_threadIdx, dl_blockIdx;
 extern dl_uint3 dl_blockDim, dl_gridDim;
 extern unsigned char* dl_shared_memory;
 void dl_syncthreads();
-void dl_emulate(unsigned grid, unsigned block, unsigned long shared_bytes, void (*body)(void**), void** args);
+void dl_emulate(unsigned grid, unsigned block, unsigned long shared_bytes, void (*body)(void**), void** args,
+                int synchronizes);
 }
 #define threadIdx dl_threadIdx
 #define blockIdx dl_blockIdx
@@ -108,8 +126,8 @@ def _wrapper(kernel) -> str:
     casts = ", ".join(_argument(p, i) for i, p in enumerate(kernel.params))
     return (
         f"static void body_{kernel.name}(void** p) {{ {kernel.name}({casts}); }}\n"
-        f'extern "C" void emulate_{kernel.name}(void** p, unsigned grid, unsigned block, unsigned long shared) {{\n'
-        f"  dl_emulate(grid, block, shared, body_{kernel.name}, p);\n}}\n"
+        f'extern "C" void emulate_{kernel.name}(void** p, unsigned grid, unsigned block, unsigned long shared, '
+        f"int synchronizes) {{\n  dl_emulate(grid, block, shared, body_{kernel.name}, p, synchronizes);\n}}\n"
     )
 
 
@@ -149,7 +167,8 @@ class HostEmulationRuntime:
         self._libraries.append(loaded)
         for name in todo:
             function = getattr(loaded, f"emulate_{name}")
-            function.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.c_uint, ctypes.c_ulong]
+            function.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_uint, ctypes.c_uint, ctypes.c_ulong,
+                                 ctypes.c_int]
             function.restype = None
             self._functions[name] = function
 
@@ -182,4 +201,7 @@ class HostEmulationRuntime:
         config = config or launch_config(kernel, **EMULATED_LAUNCH)
         sizes = [ctypes.c_longlong(v) for v in size_arguments(kernel, config)]  # kept alive for the call
         pointers = [t.data_ptr() for t in (*inputs, *outputs)] + [ctypes.addressof(v) for v in sizes]
-        function((ctypes.c_void_p * len(pointers))(*pointers), config.grid, config.block, config.shared)
+        # Only row kernels with several lanes per row meet at barriers (NOTE: [rows per block]);
+        # the threads of any other launch are independent and run one after another.
+        synchronizes = config.lanes is not None and config.lanes > 1
+        function((ctypes.c_void_p * len(pointers))(*pointers), config.grid, config.block, config.shared, synchronizes)
