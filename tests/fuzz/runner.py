@@ -59,7 +59,7 @@ class Mismatch:
 
     backend: str
     call: int
-    kind: str  # exception | stdout | result | args | globals
+    kind: str  # exception | stdout | result | args | globals | state
     details: list[str]
 
     def signature(self) -> tuple[str, str]:
@@ -125,10 +125,15 @@ def _run_calls(fn, make_inputs, namespace, backend, calls, record) -> None:
         except Exception as exc:
             record.setup_error = f"make_inputs: {type(exc).__name__}: {exc}"
             return
+        grad_mode = dl.is_grad_enabled()
         result, error, stdout = _call(fn, args, CALL_TIMEOUT_S if backend is None else COMPILED_CALL_TIMEOUT_S)
         if backend is not None and k == 0:
             record.stats = dl.stats()
-        values = {"result": result, **{f"args.{p}": a for p, a in zip(params, args)}}
+        # A call that leaves the grad mode changed is a difference, and must not leak into
+        # the next call or program (it once made the minimizer keep a passing program).
+        values = {"state.grad_enabled": dl.is_grad_enabled()}
+        dl.set_grad_enabled(grad_mode)
+        values.update({"result": result, **{f"args.{p}": a for p, a in zip(params, args)}})
         values.update({f"globals.{name}": v for name, v in program_globals(namespace).items()})
         state = snapshot(values)
         record.calls.append(CallRecord(state, stdout, error))

@@ -28,7 +28,7 @@ class Handler:
     target: int  # the handler's first instruction
     depth: int
     lasti: bool
-    real: bool  # an except/finally clause (False: a with statement's cleanup)
+    real: bool  # an except/finally clause (False: a cleanup that passes the exception on)
 
 
 def exception_handlers(code, instructions, index_of_offset) -> list:
@@ -40,10 +40,25 @@ def exception_handlers(code, instructions, index_of_offset) -> list:
         if target is None or start is None:
             continue
         end = index_of_offset.get(entry.end, len(instructions))
-        following = instructions[target + 1].opname if target + 1 < len(instructions) else ""
-        real = not (instructions[target].opname == "PUSH_EXC_INFO" and following == "WITH_EXCEPT_START")
+        real = not _passes_on(instructions, target)
         handlers.append(Handler(start, end, target, entry.depth, entry.lasti, real))
     return handlers
+
+
+# What cleanups do before re-raising: unbind ``except ... as e``, restore the previous exception.
+_CLEANUP_STEPS = frozenset(("LOAD_CONST", "STORE_FAST", "DELETE_FAST", "COPY", "POP_EXCEPT", "NOP"))
+
+
+def _passes_on(instructions, target: int) -> bool:
+    """Is the handler at ``target`` a cleanup that re-raises (a with statement's exit,
+    which for the no-op context managers the translator enters never swallows, or the
+    cleanup of an except clause), not an except/finally clause of the program?"""
+    if [ins.opname for ins in instructions[target:target + 2]] == ["PUSH_EXC_INFO", "WITH_EXCEPT_START"]:
+        return True
+    index = target
+    while index < len(instructions) and instructions[index].opname in _CLEANUP_STEPS:
+        index += 1
+    return index < len(instructions) and instructions[index].opname == "RERAISE"
 
 
 def handler_at(handlers: list, index: int):
@@ -55,8 +70,16 @@ def handler_at(handlers: list, index: int):
 
 
 def in_try_block(handlers: list, index: int) -> bool:
-    """Is instruction ``index`` protected by an except/finally clause (not only a with)?"""
+    """Does an exception raised by instruction ``index`` reach an except/finally clause?
+
+    A with statement's cleanup (and the cleanup after it) re-raise the exception, from
+    instructions that the enclosing try covers: follow them outwards.
+    """
     handler = handler_at(handlers, index)
+    seen = set()
+    while handler is not None and not handler.real and handler.target not in seen:
+        seen.add(handler.target)
+        handler = handler_at(handlers, handler.target)
     return handler is not None and handler.real
 
 
