@@ -3,6 +3,8 @@ eager instruction raises meets the program's handlers, and the code after the br
 compiles (NOTE: [breaks inside try/except])."""
 from __future__ import annotations
 
+import pytest
+
 import dynamo_lite as dl
 from tests.frames.differential import assert_transparent
 
@@ -26,7 +28,9 @@ def test_an_exception_inside_a_grad_mode_block_inside_try_is_caught(backend):
     assert_transparent(_index_in_a_grad_mode_block_inside_try, lambda c: (t(c), [t(c), t(c) + 1]), backend)
     assert dl.is_grad_enabled()  # the block's __exit__ ran
     stats = dl.stats()
-    assert stats.graph_count == 1 and stats.graph_breaks == 1, stats
+    # The graph before the break, one after it (in the resume function at the except
+    # clause, translated too); no frame fell back.
+    assert stats.graph_count == 2 and stats.graph_breaks == 1 and not stats.fallbacks, stats
 
 
 def test_the_same_with_grad_mode_already_off(backend):
@@ -36,3 +40,135 @@ def test_the_same_with_grad_mode_already_off(backend):
         assert_transparent(_index_in_a_grad_mode_block_inside_try, lambda c: (t(c), [t(c), t(c) + 1]), backend)
         assert not dl.is_grad_enabled()
     assert dl.is_grad_enabled()
+
+
+def _raises_for_big(v, k):
+    if k > 1:
+        raise ValueError(f"k too big: {k}")
+    return v * k
+
+
+def _print_in_the_try_body(x, k):
+    y = x + 1
+    try:
+        print("before", k)
+        y = _raises_for_big(y, k)
+        y = y * 3
+    except ValueError as e:
+        y = y - 1
+    return y + 2
+
+
+def _print_in_the_except_clause(x, xs, k):
+    y = x * 2
+    try:
+        y = y + xs[k]
+    except (IndexError, KeyError) as e:
+        print("caught", type(e).__name__, e)
+        y = y - 5
+    return y * y
+
+
+def _break_in_finally(x, log, k):
+    y = x - 1
+    try:
+        y = _raises_for_big(y, k)
+    finally:
+        print("finally", len(log))
+        log.append(1)
+        y = y + 1
+    return y
+
+
+def _bare_raise_after_a_print(x, k):
+    y = x + 3
+    try:
+        y = _raises_for_big(y, k)
+    except ValueError:
+        print("re-raising")
+        raise
+    return y
+
+
+def _current_exception():
+    import sys
+    return repr(sys.exception())
+
+
+def _reads_the_handled_exception(x, xs, k):
+    y = x * 1
+    try:
+        y = y + xs[k]
+    except IndexError:
+        seen = _current_exception()  # a call the frame runs eagerly: the exception is current
+        y = y * 2
+        return y, seen
+    return y, None
+
+
+def _tensor_branch_inside_try(x):
+    y = x + 1
+    try:
+        if y > 0:  # several elements: bool() raises, as in eager
+            y = y * 2
+    except RuntimeError:
+        y = y - 1
+    return y
+
+
+def _grad_mode_block_without_try(x, k):
+    y = x + 1
+    with dl.no_grad():
+        print("inside")
+        y = _raises_for_big(y, k)
+    return y
+
+
+def _clause_that_does_not_match(x, xs, k):
+    y = x + 1
+    try:
+        print("p")
+        y = y + xs[k]
+    except KeyError:
+        y = y * 0
+    return y
+
+
+TRY_PROGRAMS = [
+    (_print_in_the_try_body, lambda c: (t(c), c)),
+    (_print_in_the_except_clause, lambda c: (t(c), [t(c)], c)),
+    (_break_in_finally, lambda c: (t(c), [0] * c, c)),
+    (_bare_raise_after_a_print, lambda c: (t(c), c)),
+    (_reads_the_handled_exception, lambda c: (t(c), [t(c)], c)),
+    (_tensor_branch_inside_try, lambda c: (t(c),)),
+    (_grad_mode_block_without_try, lambda c: (t(c), c)),
+    (_clause_that_does_not_match, lambda c: (t(c), [t(c)], c)),
+]
+
+
+def _raising_rest(record) -> bool:
+    """A resume function whose rest only raises (nothing to compile) runs eagerly."""
+    return "nothing before it to compile" in record.reason and (
+        "raises" in record.reason or "leaving a with block by an exception" in record.reason)
+
+
+@pytest.mark.parametrize("program, make_args", TRY_PROGRAMS, ids=lambda v: getattr(v, "__name__", ""))
+def test_breaks_inside_try_compile_and_behave_the_same(program, make_args, backend):
+    assert_transparent(program, make_args, backend, calls=3)
+    others = [record for record in dl.stats().fallbacks if not _raising_rest(record)]
+    assert not others, others  # the resume functions compiled too
+    assert dl.is_grad_enabled()
+
+
+@pytest.mark.parametrize("program, args, graphs", [
+    (_print_in_the_try_body, (t(0), 1), 2),  # x + 1 | y * 3, y + 2 after the print
+    (_print_in_the_except_clause, (t(0), [t(0)], 3), 2),  # x * 2 | y - 5, y * y after the print
+    (_break_in_finally, (t(0), [], 1), 2),  # x - 1, the call inlined | y + 1 after the print
+    (_tensor_branch_inside_try, (t(0),), 2),  # x + 1 | y - 1 in the except clause
+], ids=lambda v: getattr(v, "__name__", None))
+def test_the_code_after_the_break_compiles(program, args, graphs, backend):
+    report = dl.explain(program, backend=backend)(*args)
+    assert report.graph_count == graphs, str(report)
+    dl.reset()
+    dl.compile(program, backend=backend)(*args)
+    assert not dl.stats().fallbacks, dl.stats()

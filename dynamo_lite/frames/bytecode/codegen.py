@@ -4,7 +4,7 @@ from __future__ import annotations
 import inspect
 import types
 
-from bytecode import Bytecode, Instr, Label
+from bytecode import Bytecode, Instr, Label, TryBegin, TryEnd
 
 from . import compat
 from .steps import Attr, Build, Const, Item, Name, StepRecorder
@@ -135,6 +135,35 @@ class TransformedCodeBuilder:
         self.load_fast(GRAPH_OUT)
         self.load_const(index)
         self.binary_subscr()
+
+    # -- exception-table entries (NOTE: [breaks inside try/except]) -----------------------
+    def begin_try(self, handler: Label) -> TryBegin:
+        """Open an exception-table entry whose exceptions go to ``handler``."""
+        if self.recorder.failure is None:  # the view has no try statement to show it with
+            self.recorder.failure = "a graph break inside a try or with block (its exception routing is in the dis view)"
+        return self._append_marker(TryBegin(handler, push_lasti=False))
+
+    def end_try(self, entry: TryBegin) -> None:
+        self._append_marker(TryEnd(entry))
+
+    def place_label(self, label: Label) -> None:
+        self._append_marker(label)
+
+    def _append_marker(self, marker):
+        self._record_appended()
+        self.instructions.append(marker)
+        self._recorded = len(self.instructions)
+        return marker
+
+    def stash(self, variables) -> None:
+        """Rebuild each of ``variables`` into a temporary now, also those otherwise rebuilt
+        at each use (a grad-mode block's ``__exit__`` enters the block when rebuilt)."""
+        for variable in variables:
+            if id(variable) not in self.temps:
+                variable.reconstruct(self)
+                name = f"{TEMP_PREFIX}{len(self.temps)}"
+                self.store_fast(name)
+                self.temps[id(variable)] = (name, variable)
 
     # -- rebuilding values once (NOTE: [rebuild once, before the replay]) -----------------
     def reconstruct(self, variable) -> None:

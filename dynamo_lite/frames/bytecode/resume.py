@@ -11,6 +11,12 @@ from . import compat
 from ..errors import Unsupported
 
 STACK_PREFIX = "__dl_stack"
+_STUB_STACK = 4  # stack slots a loop exit's stub and PUSH_EXC_INFO use beyond the original's
+
+#: What the prologue does to an argument after loading it: an iterator's rest is a tuple
+#: again made an iterator; inside an except clause, the exception it handles becomes the
+#: current one again, which pushes the one current before (the slot's value) on top of it.
+_AFTER_LOAD = {"iter": ("GET_ITER",), "exc_prev": ("PUSH_EXC_INFO", "POP_TOP")}
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,13 @@ class ResumeFunctions:
             return code, index
         return origin.code, index - origin.prologue_length
 
+    def offset_in(self, resume_code, index: int, running_code=None) -> int:
+        """The bytecode offset of the original's instruction ``index`` in ``resume_code``,
+        or in ``running_code``: the same code behind a prologue of the frame hook's."""
+        own = dis_instructions(resume_code)
+        running = dis_instructions(running_code) if running_code is not None else own
+        return running[len(running) - len(own) + index + self.origins[resume_code].prologue_length].offset
+
     def get(self, code, index: int, stack_layout: tuple, local_names: tuple, f_globals: dict, cells: tuple = (),
             exits: tuple = ()):
         """The resume function of ``code`` at instruction ``index``.
@@ -80,7 +93,10 @@ class ResumeFunctions:
         Args:
             stack_layout: one entry per stack slot, bottom first: "value" (passed as an
                 argument), "iter" (the rest of a loop's iterator, passed as a tuple and
-                turned back into an iterator) or "null" (a call's NULL; pushed again).
+                turned back into an iterator), "null" (a call's NULL; pushed again), or
+                "exc_prev" (inside an except clause, what its POP_EXCEPT restores: the
+                exception the clause handles is passed and made current again, which
+                pushes the exception current before).
             local_names: the locals passed after the stack values.
             exits: ``(instruction index, pops, handover)``: reaching that instruction
                 pops ``pops`` values and returns ``handover(locals())`` instead (NOTE:
@@ -119,8 +135,7 @@ class ResumeFunctions:
                 prologue.append(Instr("PUSH_NULL", lineno=line))
             else:
                 prologue.append(Instr("LOAD_FAST", f"{STACK_PREFIX}{i}", lineno=line))
-                if kind == "iter":
-                    prologue.append(Instr("GET_ITER", lineno=line))
+                prologue.extend(Instr(name, lineno=line) for name in _AFTER_LOAD.get(kind, ()))
         prologue.append(Instr(compat.first_opcode("JUMP_FORWARD"), label, lineno=line))
         setup = 0  # the prologue goes after MAKE_CELL / COPY_FREE_VARS / RESUME
         while setup < len(instructions) and instructions[setup].name in compat.SETUP_OPCODES:
@@ -137,7 +152,14 @@ class ResumeFunctions:
         bc.flags = bc.flags & ~(0x04 | 0x08)  # no *args / **kwargs in the resume signature
         # The handlers keep the stack depths of the original code: the prologue rebuilds that
         # stack, and a depth recomputed from the prologue's jump into a try block is wrong.
-        new_code = bc.to_code(compute_exception_stack_depths=False)
+        try:
+            new_code = bc.to_code(compute_exception_stack_depths=False)
+        except RuntimeError:
+            # Jumping into a handler's own protected region (a finally body run for an
+            # exception), the library sizes that handler from the jump's depth, not the
+            # table's. The original code's size, plus what the prologue and stubs add, fits.
+            new_code = bc.to_code(stacksize=code.co_stacksize + len(stack_layout) + _STUB_STACK,
+                                  compute_exception_stack_depths=False)
         # (Without recomputed depths the library sizes the stack from the normal flow only:
         # the handlers, reached through the exception table, need the original's size.)
         new_code = new_code.replace(co_qualname=f"{code.co_qualname}.<resume@{offset}>",

@@ -28,7 +28,12 @@ class Handler:
     target: int  # the handler's first instruction
     depth: int
     lasti: bool
-    real: bool  # an except/finally clause (False: a cleanup that passes the exception on)
+    kind: str  # "clause" (an except/finally clause), "with_exit" or "cleanup" (both re-raise)
+    unbinds: tuple = ()  # locals a cleanup deletes (``except ... as e`` unbinds ``e``)
+
+    @property
+    def real(self) -> bool:
+        return self.kind == "clause"
 
 
 def exception_handlers(code, instructions, index_of_offset) -> list:
@@ -40,8 +45,8 @@ def exception_handlers(code, instructions, index_of_offset) -> list:
         if target is None or start is None:
             continue
         end = index_of_offset.get(entry.end, len(instructions))
-        real = not _passes_on(instructions, target)
-        handlers.append(Handler(start, end, target, entry.depth, entry.lasti, real))
+        kind, unbinds = _kind(instructions, target)
+        handlers.append(Handler(start, end, target, entry.depth, entry.lasti, kind, unbinds))
     return handlers
 
 
@@ -49,16 +54,18 @@ def exception_handlers(code, instructions, index_of_offset) -> list:
 _CLEANUP_STEPS = frozenset(("LOAD_CONST", "STORE_FAST", "DELETE_FAST", "COPY", "POP_EXCEPT", "NOP"))
 
 
-def _passes_on(instructions, target: int) -> bool:
-    """Is the handler at ``target`` a cleanup that re-raises (a with statement's exit,
-    which for the no-op context managers the translator enters never swallows, or the
-    cleanup of an except clause), not an except/finally clause of the program?"""
+def _kind(instructions, target: int) -> tuple:
+    """What the handler at ``target`` is: a with statement's exit (which, for the no-op
+    context managers the translator enters, never swallows the exception), a cleanup
+    that re-raises (after an except clause), or an except/finally clause of the program."""
     if [ins.opname for ins in instructions[target:target + 2]] == ["PUSH_EXC_INFO", "WITH_EXCEPT_START"]:
-        return True
+        return "with_exit", ()
     index = target
     while index < len(instructions) and instructions[index].opname in _CLEANUP_STEPS:
         index += 1
-    return index < len(instructions) and instructions[index].opname == "RERAISE"
+    if index < len(instructions) and instructions[index].opname == "RERAISE":
+        return "cleanup", tuple(ins.argval for ins in instructions[target:index] if ins.opname == "DELETE_FAST")
+    return "clause", ()
 
 
 def handler_at(handlers: list, index: int):
@@ -69,18 +76,20 @@ def handler_at(handlers: list, index: int):
     return None
 
 
-def in_try_block(handlers: list, index: int) -> bool:
-    """Does an exception raised by instruction ``index`` reach an except/finally clause?
-
-    A with statement's cleanup (and the cleanup after it) re-raise the exception, from
-    instructions that the enclosing try covers: follow them outwards.
-    """
-    handler = handler_at(handlers, index)
-    seen = set()
-    while handler is not None and not handler.real and handler.target not in seen:
-        seen.add(handler.target)
+def handler_chain(handlers: list, index: int) -> tuple:
+    """``(clause, passed)``: the except/finally clause an exception raised by instruction
+    ``index`` reaches (None: it leaves the frame), and the cleanups it passes on the way
+    (each re-raises from instructions the next handler covers)."""
+    handler, passed = handler_at(handlers, index), []
+    while handler is not None and not handler.real and handler not in passed:
+        passed.append(handler)
         handler = handler_at(handlers, handler.target)
-    return handler is not None and handler.real
+    return (handler if handler is not None and handler.real else None), passed
+
+
+def in_try_block(handlers: list, index: int) -> bool:
+    """Does an exception raised by instruction ``index`` reach an except/finally clause?"""
+    return handler_chain(handlers, index)[0] is not None
 
 
 def enter_handler(tx, error, index: int) -> bool:

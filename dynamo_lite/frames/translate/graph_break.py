@@ -6,12 +6,14 @@ from bytecode import Bytecode, Instr, Label
 from ..bytecode import compat
 from ..errors import Unsupported, UserError
 from .exceptions import in_try_block
+from .try_breaks import NO_ROUTE, ExceptionRoute
 from .loops import LoopExit, loop_exits
 from ..bytecode.liveness import live_locals
 from ..logs import graph_breaks_log
 from ..runtime.cache import original_code
 from ..bytecode.resume import real_instructions
 from ..tracing.variables.base import CellVariable, NullVariable
+from ..tracing.variables.exceptions import CaughtExceptionVariable
 from ..tracing.variables.iterators import IteratorVariable
 from ..tracing.variables.objects import NoOpExitVariable
 from ..tracing.variables.tensor import TensorVariable
@@ -19,9 +21,14 @@ from ..tracing.variables.tensor import TensorVariable
 TEMP_PREFIX = "__dl_result"
 
 
-def _layout(variables) -> tuple:
-    return tuple("null" if isinstance(v, NullVariable) else "iter" if isinstance(v, IteratorVariable) else "value"
-                 for v in variables)
+def _layout(variables, exception_slots: tuple = ()) -> tuple:
+    """The resume function's stack layout (see ResumeFunctions.get) of stack ``variables``."""
+    kinds = ["null" if isinstance(v, NullVariable) else "iter" if isinstance(v, IteratorVariable) else "value"
+             for v in variables]
+    for slot, _ in exception_slots:
+        if slot < len(kinds):  # (a handler's stack may end below an except clause)
+            kinds[slot] = "exc_prev"
+    return tuple(kinds)
 
 
 class BreakPlan:
@@ -40,6 +47,7 @@ class BreakPlan:
                  at_loop_head: bool = False):
         self.tx = tx
         self.snapshot = snapshot
+        self.snapshot_reason = reason
         self.resume = resume_functions
         self.f_globals = f_globals
         self.cells = cells
@@ -55,10 +63,9 @@ class BreakPlan:
                 self.locals[name] = var
         name = self.instruction.opname
         stack = snapshot.stack
-        if tx.active_exceptions and not at_loop_head:  # (loop heads are never inside an except clause)
-            # Inside an except clause the stack holds the interpreter's own offsets (lasti)
-            # and the exception being handled: resume functions cannot rebuild that state.
-            raise Unsupported(f"{reason.reason} (inside an except clause, the frame runs eagerly)",
+        if any(not 0 <= slot < len(stack) for slot, _ in snapshot.exception_slots):
+            # (a with statement's cleanup: the stack holds the interpreter's own offsets)
+            raise Unsupported(f"{reason.reason} (inside an exception handler's cleanup, the frame runs eagerly)",
                               reason.filename, reason.lineno, reason.hint)
         self.exception = None
         if isinstance(reason, UserError) and name not in compat.EAGER_STACK_EFFECTS and graph_has_work \
@@ -68,9 +75,10 @@ class BreakPlan:
             self.mode, self.exception = "raise", reason.exception
         else:
             stack[:] = [v.frozen(tx) if isinstance(v, IteratorVariable) else v for v in stack]
-        # Inside a try, or a with block that changes the grad mode, the instruction runs in
-        # the resume function (which continues inside the block), not in between.
-        in_try = in_try_block(tx.exception_handlers, snapshot.index) or any(
+        # An exception of the instruction run in between goes to a resume function at its
+        # handler (NOTE: [breaks inside try/except]); a grad-mode block is entered again first.
+        self.route = None if at_loop_head else ExceptionRoute.of(self, _layout)
+        unrouted_mode_change = self.route is None and any(
             isinstance(v, NoOpExitVariable) and v.changes_mode for v in stack)
         if self.exception is not None:
             pass
@@ -78,7 +86,7 @@ class BreakPlan:
             self.mode = "loop"
         elif name in compat.CONDITIONAL_JUMPS and stack and isinstance(stack[-1], TensorVariable):
             self.mode = "branch"
-        elif name in compat.EAGER_STACK_EFFECTS and not in_try:  # run outside the try, it could not be caught
+        elif name in compat.EAGER_STACK_EFFECTS and not unrouted_mode_change:
             self.mode = "eager"
         elif graph_has_work:
             self.mode = "resume"
@@ -106,7 +114,8 @@ class BreakPlan:
         if self.mode == "raise":
             return []
         live = set().union(*(self._live_at(t) for t in self.targets))
-        stack = [v for v in self.snapshot.stack if not isinstance(v, NullVariable)]
+        handled = dict(self.snapshot.exception_slots)  # (passed in place of the exception before it)
+        stack = [handled.get(slot, v) for slot, v in enumerate(self.snapshot.stack) if not isinstance(v, NullVariable)]
         return stack + [v for name, v in self.locals.items() if name in live]
 
     def _live_at(self, resume_index: int) -> set:
@@ -114,12 +123,12 @@ class BreakPlan:
             self._live[resume_index] = live_locals(self.original_code, resume_index)
         return self._live[resume_index]
 
-    def _local_names(self, resume_index: int) -> tuple:
-        live = self._live_at(resume_index)
+    def _local_names(self, resume_index: int, unbound: frozenset = frozenset()) -> tuple:
+        live = self._live_at(resume_index) - unbound
         return tuple(name for name in self.locals if name in live)
 
-    def _resume_function(self, resume_index: int, layout: tuple, exits: tuple = ()):
-        names = self._local_names(resume_index)
+    def _resume_function(self, resume_index: int, layout: tuple, exits: tuple = (), unbound: frozenset = frozenset()):
+        names = self._local_names(resume_index, unbound)
         fn = self.resume.get(self.original_code, resume_index, layout, names, self.f_globals, self.cells, exits)
         return fn, names
 
@@ -130,6 +139,11 @@ class BreakPlan:
 
     def _emit_raise(self, cg, hook) -> None:
         exception = self.exception
+        caught = getattr(self.snapshot_reason, "variable", None)
+        if isinstance(caught, CaughtExceptionVariable):  # the very object, raised again
+            cg.reconstruct(caught)
+            cg.emit("RAISE_VARARGS", 1)
+            return
 
         def emit_args():
             cg.load_const(type(exception))
@@ -138,26 +152,31 @@ class BreakPlan:
         cg.call_const(_raise_new, emit_args, 2)
         cg.emit("RETURN_VALUE")  # never reached
 
-    def _call_resume(self, cg, hook, resume_index: int, below: list, results: int, exits: tuple | None = None) -> None:
-        """Call the resume function with the stack items ``below`` (variables), then the
-        ``results`` values stored in temporaries, then the live locals; return its value.
-        With ``exits`` the function is a loop's (NOTE: [graph breaks in loops]): it is
-        never translated, and leaves through ``exits``."""
-        layout = _layout(below) + ("value",) * results
-        fn, names = self._resume_function(resume_index, layout, exits or ())
-        self.resume_codes.append(original_code(fn.__code__))  # without the hook's prologue
+    def call_resume(self, cg, hook, resume_index: int, below: list, temps: list, exits: tuple | None = None,
+                    lasti: bool = False, unbound: frozenset = frozenset()) -> None:
+        """Call the resume function with the stack items ``below`` (variables), then (with
+        ``lasti``) the offset of the breaking instruction in it, then the values stored in
+        the temporaries ``temps``, then the live locals (but not those ``unbound``); return
+        its value. With ``exits``
+        the function is a loop's (NOTE: [graph breaks in loops]): it is never translated,
+        and leaves through ``exits``."""
+        layout = _layout(below, self.snapshot.exception_slots) + ("value",) * (len(temps) + lasti)
+        fn, names = self._resume_function(resume_index, layout, exits or (), unbound)
+        resume_code = original_code(fn.__code__)  # without the hook's prologue
+        self.resume_codes.append(resume_code)
         if hook is not None and exits is None:
             hook.instrument(fn)
 
+        handled = dict(self.snapshot.exception_slots)
+
         def emit_args():
-            count = 0
-            for variable in below:
-                if isinstance(variable, NullVariable):
-                    continue
-                cg.reconstruct(variable)
-                count += 1
-            for i in range(results):
-                cg.load_fast(f"{TEMP_PREFIX}{i}")
+            for slot, (variable, kind) in enumerate(zip(below, layout)):
+                if kind != "null":  # (in an except clause, the exception it handles)
+                    cg.reconstruct(handled[slot] if kind == "exc_prev" else variable)
+            if lasti:  # where the interpreter's handler stack says the exception came from
+                cg.load_const(self.resume.offset_in(resume_code, self.original_index, fn.__code__))
+            for name in temps:
+                cg.load_fast(name)
             for name in names:
                 cg.reconstruct(self.locals[name])
 
@@ -179,18 +198,26 @@ class BreakPlan:
         pops, pushes = compat.EAGER_STACK_EFFECTS[self.instruction.opname](self.instruction.arg or 0)
         stack = self.snapshot.stack
         below, operands = stack[: len(stack) - pops], stack[len(stack) - pops:]
+        route = self.route or NO_ROUTE
+        route.enter(cg, below)
         for variable in operands:
             cg.reconstruct(variable)
         for index in range(self._first_of_call(), self.original_index + 1):
             cg.instructions.append(self._original(index))
-        for i in reversed(range(pushes)):
-            cg.store_fast(f"{TEMP_PREFIX}{i}")
-        self._call_resume(cg, hook, self.original_index + 1, below, pushes)
+        route.leave(cg)
+        results = [f"{TEMP_PREFIX}{i}" for i in range(pushes)]
+        for name in reversed(results):
+            cg.store_fast(name)
+        route.restore(cg)
+        self.call_resume(cg, hook, self.original_index + 1, below, results)
+        route.emit_handler(cg, hook)
 
     def _emit_branch(self, cg, hook) -> None:
         mode, _ = compat.CONDITIONAL_JUMPS[self.instruction.opname]
         stack = self.snapshot.stack
         below, condition = stack[:-1], stack[-1]
+        route = self.route or NO_ROUTE
+        route.enter(cg, below)
         cg.reconstruct(condition)
         if compat.BRANCH_NEEDS_TO_BOOL:
             cg.emit("TO_BOOL")
@@ -199,16 +226,21 @@ class BreakPlan:
         jump.name = compat.FORWARD_SPELLING.get(jump.name, jump.name)  # the target now lies below
         jump.arg = taken
         cg.instructions.append(jump)
-        self._call_resume(cg, hook, self.original_index + 1, below, 0)
+        route.leave(cg)
+        route.restore(cg)
+        self.call_resume(cg, hook, self.original_index + 1, below, [])
         cg.instructions.append(taken)
         if mode == "keep_if_jump":  # the jump kept the tested value on the stack
             cg.store_fast(f"{TEMP_PREFIX}0")
-            self._call_resume(cg, hook, self.jump_target, below, 1)
+            route.restore(cg)
+            self.call_resume(cg, hook, self.jump_target, below, [f"{TEMP_PREFIX}0"])
         else:
-            self._call_resume(cg, hook, self.jump_target, below, 0)
+            route.restore(cg)
+            self.call_resume(cg, hook, self.jump_target, below, [])
+        route.emit_handler(cg, hook)
 
     def _emit_resume(self, cg, hook) -> None:
-        self._call_resume(cg, hook, self.targets[0], self.snapshot.stack, 0)
+        self.call_resume(cg, hook, self.targets[0], self.snapshot.stack, [])
 
     def _emit_loop(self, cg, hook) -> None:
         """Call the loop's resume function; the code after the loop gets resume functions
@@ -222,7 +254,7 @@ class BreakPlan:
             names = tuple(sorted(self._live_at(resume_index) - free))
             handover = LoopExit(self.resume, hook, self.original_code, resume_index, names, self.f_globals, self.cells)
             handovers.append((at, pops, handover))
-        self._call_resume(cg, hook, self.targets[0], stack, 0, tuple(handovers))
+        self.call_resume(cg, hook, self.targets[0], stack, [], tuple(handovers))
 
 
 def _raise_new(exception_type, args):

@@ -50,6 +50,7 @@ class InstructionTranslator:
         self.instructions, self.index_of_offset = indexed_instructions(code)
         self.exception_handlers = exception_handlers(code, self.instructions, self.index_of_offset)
         self.active_exceptions: list = []  # exceptions being handled (PUSH_EXC_INFO ... POP_EXCEPT)
+        self.exception_slots: list = []  # (stack position of the exception each replaced, exception)
         self.stack: list = []
         self.pc = 0
         self.kw_names = None
@@ -102,7 +103,8 @@ class InstructionTranslator:
 
     def snapshot(self, index: int) -> "Snapshot":
         """The state before instruction ``index``, to compile up to it on a graph break."""
-        return Snapshot(index, list(self.stack), dict(self.locals), self.kw_names, self.output.checkpoint(), self.lineno)
+        return Snapshot(index, list(self.stack), dict(self.locals), self.kw_names, self.output.checkpoint(), self.lineno,
+                        tuple(self.exception_slots))
 
     def unsupported(self, reason: str, hint: str = "") -> Unsupported:
         return Unsupported(reason, self.code.co_filename, self.lineno, hint)
@@ -246,6 +248,7 @@ class Snapshot:
     kw_names: object
     checkpoint: object
     lineno: int
+    exception_slots: tuple = ()  # (stack position of the exception it replaced, exception being handled)
 
 
 class GraphBreak(Exception):

@@ -24,6 +24,7 @@ from .base import CONSTANT_TYPES, ConstantVariable, VariableTracker
 from .builtins import BuiltinVariable, PureFunctionVariable, is_builtin, is_pure_library_function
 from .containers import ListVariable, NamedTupleVariable, TupleVariable
 from .dicts import DictVariable
+from .exceptions import CaughtExceptionVariable
 from .sets import SetVariable
 from .iterators import ContainerIteratorVariable, LazyIteratorVariable, iterate
 from .functions import PartialVariable, UserFunctionVariable, UserMethodVariable
@@ -124,6 +125,9 @@ def wrap(tx, value, source) -> VariableTracker:
         return _remember(tx, value, TensorKeyedDictVariable(value, source))
     if type(value) in _LIVE_ITERATOR_TYPES and source is not None:
         return _wrap_live_iterator(tx, value, source)
+    if isinstance(value, BaseException) and source is not None:  # NOTE: [breaks inside try/except]
+        _guard(tx, source, G.TYPE_MATCH, type(value))
+        return CaughtExceptionVariable(value, source)
     return _wrap_object(tx, value, source)
 
 

@@ -1,6 +1,9 @@
 """Exceptions raised and caught inside the traced code."""
 from __future__ import annotations
 
+import sys
+
+from ..sources import AttrSource
 from ...errors import Unsupported, UserError
 from .base import ConstantVariable, VariableTracker
 from .containers import TupleVariable
@@ -24,6 +27,10 @@ class ExceptionVariable(VariableTracker):
     def as_python_constant(self):
         return self.exception_type(*(a.as_python_constant() for a in self.args))
 
+    def exception_object(self) -> BaseException:
+        """The exception ``raise`` raises (made from the constant arguments)."""
+        return self.as_python_constant()
+
     def var_getattr(self, tx, name: str) -> VariableTracker:
         if name == "args":
             return TupleVariable(self.args)
@@ -46,3 +53,38 @@ def exception_variable(error: UserError) -> ExceptionVariable:
     """The variable of the exception a UserError carries."""
     variable = getattr(error, "variable", None)
     return variable if variable is not None else ExceptionVariable.of(error.exception)
+
+
+class CaughtExceptionVariable(ExceptionVariable):
+    """A real exception object the frame received: the one a resume function at an
+    except clause is handed (NOTE: [breaks inside try/except]). Matched by its type (a
+    guard), rebuilt by reloading it; its state is the object's, never a constant."""
+
+    def __init__(self, value: BaseException, source):
+        super().__init__(type(value), [])
+        self.value, self.source = value, source
+
+    def as_python_constant(self):
+        raise Unsupported(f"the state of a caught {self.exception_type.__name__} (it runs eagerly)")
+
+    def exception_object(self) -> BaseException:
+        return self.value
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name == "args":
+            return tx.wrap(self.value.args, AttrSource(self.source, "args"))
+        raise Unsupported(f"attribute {name!r} of a caught {self.exception_type.__name__}")
+
+    def children(self) -> list:
+        return []
+
+    def reconstruct(self, cg) -> None:
+        self.source.reconstruct(cg)
+
+
+class CurrentExceptionVariable(VariableTracker):
+    """The exception being handled when the frame started (what PUSH_EXC_INFO saves at
+    the outermost except clause): ``sys.exception()`` at run time, often None."""
+
+    def reconstruct(self, cg) -> None:
+        cg.call_const(sys.exception, lambda: None, 0)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...errors import Unsupported, UserError
 from ...tracing.variables.base import ConstantVariable
-from ...tracing.variables.exceptions import ExceptionVariable
+from ...tracing.variables.exceptions import CurrentExceptionVariable, ExceptionVariable
 from ...tracing.variables.classes import ClassVariable
 from ...tracing.variables.objects import NoOpExitVariable
 from .registry import handles
@@ -15,7 +15,7 @@ def raised(value) -> UserError:
         value = ExceptionVariable(value.value, [])
     if not isinstance(value, ExceptionVariable):
         raise Unsupported(f"raising {value}")
-    error = UserError(value.as_python_constant())
+    error = UserError(value.exception_object())
     error.variable = value
     return error
 
@@ -47,10 +47,11 @@ def load_assertion_error(tx, ins):
 @handles("PUSH_EXC_INFO")
 def push_exc_info(tx, ins):
     exception = tx.pop()
-    previous = tx.active_exceptions[-1] if tx.active_exceptions else ConstantVariable(None)
+    previous = tx.active_exceptions[-1] if tx.active_exceptions else CurrentExceptionVariable()
     tx.push(previous)
     tx.push(exception)
     tx.active_exceptions.append(exception)
+    tx.exception_slots.append((len(tx.stack) - 2, exception))  # NOTE: [breaks inside try/except]
 
 
 @handles("POP_EXCEPT")
@@ -58,6 +59,7 @@ def pop_except(tx, ins):
     tx.pop()
     if tx.active_exceptions:
         tx.active_exceptions.pop()
+        tx.exception_slots.pop()
 
 
 def _classes(value) -> tuple:
