@@ -47,7 +47,7 @@ class BreakPlan:
                  at_loop_head: bool = False):
         self.tx = tx
         self.snapshot = snapshot
-        self.snapshot_reason = reason
+        self.reason = reason
         self.resume = resume_functions
         self.f_globals = f_globals
         self.cells = cells
@@ -139,7 +139,7 @@ class BreakPlan:
 
     def _emit_raise(self, cg, hook) -> None:
         exception = self.exception
-        caught = getattr(self.snapshot_reason, "variable", None)
+        caught = getattr(self.reason, "variable", None)
         if isinstance(caught, CaughtExceptionVariable):  # the very object, raised again
             cg.reconstruct(caught)
             cg.emit("RAISE_VARARGS", 1)
