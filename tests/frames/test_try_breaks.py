@@ -172,3 +172,40 @@ def test_the_code_after_the_break_compiles(program, args, graphs, backend):
     dl.reset()
     dl.compile(program, backend=backend)(*args)
     assert not dl.stats().fallbacks, dl.stats()
+
+
+def _context_of(exception):
+    return repr(exception.__context__)
+
+
+def _new_error_in_the_except_clause(x, k):
+    y = x + 1
+    try:
+        y = _raises_for_big(y, k)
+    except ValueError:
+        print("handling")
+        try:
+            _raises_for_big(y, k + 1)  # raised while handling: its __context__ is the first
+        except ValueError as inner:
+            print("inner", _context_of(inner))
+            y = y * 4
+    return y - 1
+
+
+def _returns_the_caught_exception(x, k):
+    y = x * 5
+    try:
+        y = _raises_for_big(y, k)
+    except ValueError as e:
+        print("got", e)
+        return y, e.args
+    return y, ()
+
+
+@pytest.mark.parametrize("program", [_new_error_in_the_except_clause, _returns_the_caught_exception],
+                         ids=lambda f: f.__name__)
+def test_exception_state_inside_an_except_clause(program, backend):
+    assert_transparent(program, lambda c: (t(c), c), backend, calls=3)
+    own = [record for record in dl.stats().fallbacks
+           if record.function.startswith(program.__name__) and not _raising_rest(record)]
+    assert not own, own  # (the helper reading __context__ is a frame of its own, with no tensor work)

@@ -16,7 +16,7 @@ import dis
 from dataclasses import dataclass
 
 from ..tracing.variables.base import ConstantVariable
-from ..tracing.variables.exceptions import exception_variable
+from ..tracing.variables.exceptions import CaughtExceptionVariable, exception_variable
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,21 @@ def handler_chain(handlers: list, index: int) -> tuple:
 def in_try_block(handlers: list, index: int) -> bool:
     """Does an exception raised by instruction ``index`` reach an except/finally clause?"""
     return handler_chain(handlers, index)[0] is not None
+
+
+def note_context(tx, error) -> None:
+    """Where ``error`` is raised (its first translator), the exception being handled there
+    becomes its ``__context__``, as a raise does in Python (a re-raise keeps its own)."""
+    if getattr(error, "context_noted", False):
+        return
+    error.context_noted = True
+    variable = error.variable = exception_variable(error)
+    if isinstance(variable, CaughtExceptionVariable) or variable.context is not None:
+        return
+    while tx is not None and not tx.active_exceptions:
+        tx = tx.parent
+    if tx is not None and tx.active_exceptions[-1] is not variable:
+        variable.context = tx.active_exceptions[-1]
 
 
 def enter_handler(tx, error, index: int) -> bool:

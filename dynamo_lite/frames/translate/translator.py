@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..bytecode import compat
 from ..errors import Unsupported, UserError
-from .exceptions import enter_handler, exception_handlers
+from .exceptions import enter_handler, exception_handlers, note_context
 from .handlers import HANDLERS
 from ..bytecode.resume import indexed_instructions
 from ..tracing import trace_rules
@@ -93,6 +93,7 @@ class InstructionTranslator:
             try:
                 handler(self, instruction)
             except UserError as error:
+                note_context(self, error)
                 if not enter_handler(self, error, index):  # NOTE: [try/except in the traced frame]
                     raise
         except Unsupported as exc:

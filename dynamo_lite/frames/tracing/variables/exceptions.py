@@ -16,6 +16,7 @@ class ExceptionVariable(VariableTracker):
 
     def __init__(self, exception_type: type, args: list):
         self.exception_type, self.args = exception_type, list(args)
+        self.context = None  # the exception being handled where it was raised (``__context__``)
 
     @classmethod
     def of(cls, exception: BaseException) -> "ExceptionVariable":
@@ -34,13 +35,29 @@ class ExceptionVariable(VariableTracker):
     def var_getattr(self, tx, name: str) -> VariableTracker:
         if name == "args":
             return TupleVariable(self.args)
+        if name == "__context__":
+            return self.context if self.context is not None else ConstantVariable(None)
         raise Unsupported(f"attribute {name!r} of a {self.exception_type.__name__} made in the frame")
 
     def children(self) -> list:
-        return list(self.args)
+        return list(self.args) + ([self.context] if self.context is not None else [])
 
     def reconstruct(self, cg) -> None:
-        cg.call_const_on(self.exception_type, self.args)
+        if self.context is None:
+            cg.call_const_on(self.exception_type, self.args)
+            return
+
+        def emit_args():
+            cg.call_const_on(self.exception_type, self.args)
+            cg.reconstruct(self.context)
+
+        cg.call_const(_with_context, emit_args, 2)
+
+
+def _with_context(exception: BaseException, context: BaseException) -> BaseException:
+    """``exception`` raised while ``context`` was being handled (as the eager raise left it)."""
+    exception.__context__ = context
+    return exception
 
 
 def is_plain_exception(cls: type) -> bool:
