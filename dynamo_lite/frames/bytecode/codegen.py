@@ -137,10 +137,16 @@ class TransformedCodeBuilder:
         self.binary_subscr()
 
     # -- exception-table entries (NOTE: [breaks inside try/except]) -----------------------
+    def route_exceptions(self) -> None:
+        """What follows routes exceptions (NOTE: [breaks inside try/except]): the view has
+        no try statement to show it with, and says so."""
+        self._record_appended()
+        if self.recorder.failure is None:
+            self.recorder.failure = "a graph break inside a try or with block (its exception routing is in the dis view)"
+
     def begin_try(self, handler: Label) -> TryBegin:
         """Open an exception-table entry whose exceptions go to ``handler``."""
-        if self.recorder.failure is None:  # the view has no try statement to show it with
-            self.recorder.failure = "a graph break inside a try or with block (its exception routing is in the dis view)"
+        self.route_exceptions()
         return self._append_marker(TryBegin(handler, push_lasti=False))
 
     def end_try(self, entry: TryBegin) -> None:

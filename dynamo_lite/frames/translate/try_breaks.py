@@ -68,6 +68,7 @@ class ExceptionRoute:
     def enter(self, cg, below: list) -> None:
         """Before the eager work: rebuild the stack values, make the handled exception
         current, open the entry."""
+        cg.route_exceptions()
         handled = dict(self.plan.snapshot.exception_slots)
         kinds = self.layout(below, self.plan.snapshot.exception_slots)
         cg.stash([handled[slot] if kind == "exc_prev" else variable
