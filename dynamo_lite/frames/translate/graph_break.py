@@ -48,6 +48,7 @@ class BreakPlan:
         self.tx = tx
         self.snapshot = snapshot
         self.reason = reason
+        self.handled_at = dict(snapshot.exception_slots)  # stack slot -> the exception its except clause handles
         self.resume = resume_functions
         self.f_globals = f_globals
         self.cells = cells
@@ -77,7 +78,7 @@ class BreakPlan:
             stack[:] = [v.frozen(tx) if isinstance(v, IteratorVariable) else v for v in stack]
         # An exception of the instruction run in between goes to a resume function at its
         # handler (NOTE: [breaks inside try/except]); a grad-mode block is entered again first.
-        self.route = None if at_loop_head else ExceptionRoute.of(self, _layout)
+        self.route = None if at_loop_head else ExceptionRoute.of(self)
         unrouted_mode_change = self.route is None and any(
             isinstance(v, NoOpExitVariable) and v.changes_mode for v in stack)
         if self.exception is not None:
@@ -114,9 +115,17 @@ class BreakPlan:
         if self.mode == "raise":
             return []
         live = set().union(*(self._live_at(t) for t in self.targets))
-        handled = dict(self.snapshot.exception_slots)  # (passed in place of the exception before it)
-        stack = [handled.get(slot, v) for slot, v in enumerate(self.snapshot.stack) if not isinstance(v, NullVariable)]
+        stack = [self.passed_value(slot, v) for slot, v in enumerate(self.snapshot.stack) if not isinstance(v, NullVariable)]
         return stack + [v for name, v in self.locals.items() if name in live]
+
+    def layout(self, below: list) -> tuple:
+        """The resume-function stack layout of the stack values ``below``."""
+        return _layout(below, self.snapshot.exception_slots)
+
+    def passed_value(self, slot: int, variable):
+        """What a resume function gets for stack ``slot`` holding ``variable``: in an except
+        clause, for the exception its POP_EXCEPT restores, the one the clause handles."""
+        return self.handled_at.get(slot, variable)
 
     def _live_at(self, resume_index: int) -> set:
         if resume_index not in self._live:
@@ -157,22 +166,19 @@ class BreakPlan:
         """Call the resume function with the stack items ``below`` (variables), then (with
         ``lasti``) the offset of the breaking instruction in it, then the values stored in
         the temporaries ``temps``, then the live locals (but not those ``unbound``); return
-        its value. With ``exits``
-        the function is a loop's (NOTE: [graph breaks in loops]): it is never translated,
-        and leaves through ``exits``."""
-        layout = _layout(below, self.snapshot.exception_slots) + ("value",) * (len(temps) + lasti)
+        its value. With ``exits`` the function is a loop's (NOTE: [graph breaks in loops]):
+        it is never translated, and leaves through ``exits``."""
+        layout = self.layout(below) + ("value",) * (len(temps) + lasti)
         fn, names = self._resume_function(resume_index, layout, exits or (), unbound)
         resume_code = original_code(fn.__code__)  # without the hook's prologue
         self.resume_codes.append(resume_code)
         if hook is not None and exits is None:
             hook.instrument(fn)
 
-        handled = dict(self.snapshot.exception_slots)
-
         def emit_args():
             for slot, (variable, kind) in enumerate(zip(below, layout)):
-                if kind != "null":  # (in an except clause, the exception it handles)
-                    cg.reconstruct(handled[slot] if kind == "exc_prev" else variable)
+                if kind != "null":
+                    cg.reconstruct(self.passed_value(slot, variable))
             if lasti:  # where the interpreter's handler stack says the exception came from
                 cg.load_const(self.resume.offset_in(resume_code, self.original_index, fn.__code__))
             for name in temps:

@@ -39,11 +39,10 @@ class ExceptionRoute:
         plan: the BreakPlan (its snapshot, original code and resume functions).
         clause: the except/finally clause the exception reaches (None: it leaves the frame).
         passed: the cleanups on the way (exceptions.handler_chain).
-        layout: the plan's stack layout function.
     """
 
-    def __init__(self, plan, clause, passed: list, layout):
-        self.plan, self.clause, self.layout = plan, clause, layout
+    def __init__(self, plan, clause, passed: list):
+        self.plan, self.clause = plan, clause
         stack = plan.snapshot.stack
         # The with blocks the exception leaves call their __exit__ (in the transformed
         # code: a grad-mode block's exit never swallows it); except clauses it leaves unbind.
@@ -57,22 +56,21 @@ class ExceptionRoute:
         self.entry = None
 
     @classmethod
-    def of(cls, plan, layout):
+    def of(cls, plan):
         """The route of ``plan``'s breaking instruction, or None when there is nothing to
         do for its exceptions (no handler, no with block, not in an except clause)."""
         clause, passed = handler_chain(plan.tx.exception_handlers, plan.snapshot.index)
         if clause is None and not plan.snapshot.exception_slots and not any(c.kind == "with_exit" for c in passed):
             return None
-        return cls(plan, clause, passed, layout)
+        return cls(plan, clause, passed)
 
     def enter(self, cg, below: list) -> None:
         """Before the eager work: rebuild the stack values, make the handled exception
         current, open the entry."""
         cg.route_exceptions()
-        handled = dict(self.plan.snapshot.exception_slots)
-        kinds = self.layout(below, self.plan.snapshot.exception_slots)
-        cg.stash([handled[slot] if kind == "exc_prev" else variable
-                  for slot, (variable, kind) in enumerate(zip(below, kinds)) if kind != "null"])
+        kinds = self.plan.layout(below)
+        cg.stash([self.plan.passed_value(slot, variable) for slot, (variable, kind) in enumerate(zip(below, kinds))
+                  if kind != "null"])
         if self.handled is not None:
             cg.reconstruct(self.handled)
             cg.emit("PUSH_EXC_INFO")
@@ -93,7 +91,11 @@ class ExceptionRoute:
         cg.store_fast(EXCEPTION_TEMP)
         self.restore(cg)
         for exit_fn in self.exits:
-            cg.call_const(_leave_block, lambda exit_fn=exit_fn: (cg.reconstruct(exit_fn), cg.load_fast(EXCEPTION_TEMP)), 2)
+            def emit_args(exit_fn=exit_fn):
+                cg.reconstruct(exit_fn)
+                cg.load_fast(EXCEPTION_TEMP)
+
+            cg.call_const(_leave_block, emit_args, 2)
             cg.emit("POP_TOP")
         if self.clause is None:
             cg.load_fast(EXCEPTION_TEMP)
