@@ -209,3 +209,22 @@ def test_exception_state_inside_an_except_clause(program, backend):
     own = [record for record in dl.stats().fallbacks
            if record.function.startswith(program.__name__) and not _raising_rest(record)]
     assert not own, own  # (the helper reading __context__ is a frame of its own, with no tensor work)
+
+
+def _raise_while_handling(x, d):
+    y = x * 3
+    try:
+        y = y + d["missing"]
+    except KeyError:
+        y = y - 1
+        raise ValueError("while handling")  # after graph work: raised by the transformed code
+    return y
+
+
+def test_an_exception_raised_while_handling_keeps_its_context(backend):
+    compiled = dl.compile(_raise_while_handling, backend=backend)
+    for fn in (_raise_while_handling, compiled):
+        with pytest.raises(ValueError, match="while handling") as info:
+            fn(t(0), {})
+        assert type(info.value.__context__) is KeyError
+    assert dl.stats().graph_count == 1 and not dl.stats().fallbacks

@@ -148,9 +148,9 @@ class BreakPlan:
 
     def _emit_raise(self, cg, hook) -> None:
         exception = self.exception
-        caught = getattr(self.reason, "variable", None)
-        if isinstance(caught, CaughtExceptionVariable):  # the very object, raised again
-            cg.reconstruct(caught)
+        variable = getattr(self.reason, "variable", None)
+        if isinstance(variable, CaughtExceptionVariable) or getattr(variable, "context", None) is not None:
+            cg.reconstruct(variable)  # the very object raised again, or one raised while handling another
             cg.emit("RAISE_VARARGS", 1)
             return
 
