@@ -5,6 +5,7 @@ import re
 
 from ..ops.registry import REGISTRY
 from ..tensor.meta import TensorMeta
+from ..tensor.symint import same_values
 from ..tensor.tensor import Tensor
 from .node import FREED_MESSAGE, Node, SavedTensor
 
@@ -86,14 +87,15 @@ def reduce_to(grad, meta: TensorMeta):
     if grad is None:
         return None
     sizes = meta._sizes
-    if grad._sizes != sizes:
+    # same_values: symbolic sizes (a joint graph) are compared without guards (NOTE: [guard-free fast paths])
+    if not same_values(grad._sizes, sizes):
         lead = grad.ndim - len(sizes)
         dims = tuple(range(lead)) + tuple(
             lead + i for i, n in enumerate(sizes) if n == 1 and grad._sizes[lead + i] != 1
         )
         if dims:
             grad = OPS["sum"](grad, dim=dims, keepdim=True)
-        if grad._sizes != sizes:
+        if not same_values(grad._sizes, sizes):
             grad = grad.reshape(sizes)
     if grad._dtype.is_complex and not meta._dtype.is_complex:
         grad = OPS["select"](OPS["view_as_real"](grad), -1, 0)  # a real input gets the real part (as torch)

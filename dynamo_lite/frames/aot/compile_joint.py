@@ -5,8 +5,8 @@ from ...backends.registry import compile_graph
 from ...graph import GraphModule
 from ...ops.registry import REGISTRY
 from ...tensor.meta import TensorMeta
+from ...tensor.symint import hint_of
 from ...tensor.tensor import Tensor
-from ..errors import Unsupported
 from .compiled_function import CompiledFunction
 from .joint import requires_grad_flags, trace_joint
 from .partition import SAVED_ATTRIBUTE, SAVED_INPUT, partition
@@ -15,7 +15,9 @@ OPS = REGISTRY
 
 
 def _example(meta: TensorMeta) -> Tensor:
-    return OPS["empty_strided"](size=meta._sizes, stride=meta._strides, dtype=meta._dtype, device=meta._device)
+    """An uninitialized tensor of ``meta``'s geometry (symbolic sizes at their example values)."""
+    return OPS["empty_strided"](size=tuple(map(hint_of, meta._sizes)), stride=tuple(map(hint_of, meta._strides)),
+                                dtype=meta._dtype, device=meta._device)
 
 
 def compile_joint(compiler, gm, example_inputs: list, rerun) -> CompiledFunction | None:
@@ -30,11 +32,6 @@ def compile_joint(compiler, gm, example_inputs: list, rerun) -> CompiledFunction
     Raises:
         Unsupported: the graph cannot be compiled as a forward and a backward graph.
     """
-    for node in gm.graph.nodes:
-        meta = node.meta.get("val")
-        if node.op in ("placeholder", "get_attr") and isinstance(meta, TensorMeta) and not all(
-                type(s) is int for s in meta._sizes):
-            raise Unsupported("compiled backward graphs need static sizes (the graph has symbolic sizes)")
     attributes = [gm.get_attribute(n.target) for n in gm.graph.nodes if n.op == "get_attr"]
     flags = requires_grad_flags(example_inputs, attributes)
     joint = trace_joint(gm, flags)

@@ -46,10 +46,10 @@ class CompiledFunctionBackward(Node):
         output_metas: per forward output, its TensorMeta if it carries a gradient, else None.
     """
 
-    def __init__(self, function, edges, saved, versions, replay):
+    def __init__(self, function, edges, saved, versions, replay, output_metas):
         super().__init__(edges)
         self.function = function
-        self.output_metas = function.output_metas
+        self.output_metas = output_metas
         self.saved = saved
         self.versions = versions
         self.replay = replay  # (inputs, attribute tensors) for a double backward
@@ -118,6 +118,7 @@ class CompiledFunction:
         self.output_count = partition.output_count
         tangents = set(self.tangent_outputs)
         self.output_metas = [outputs[i].meta.get("val") if i in tangents else None for i in range(self.output_count)]
+        self.symbolic = any(not all(type(s) is int for s in m._sizes) for m in self.output_metas if m is not None)
         self.attribute_names = [n.target for n in graph_module.graph.nodes if n.op == "get_attr"]
         self.placeholder_count = sum(1 for n in graph_module.graph.nodes if n.op == "placeholder")
         self.input_requires_grad = input_requires_grad
@@ -146,8 +147,11 @@ class CompiledFunction:
         extra = results[self.output_count:]
         saved = [self._saved_value(kind, key, inputs, extra) for kind, key in self.saved]
         edges = [gradient_edge(history(self.input_value(inputs, attributes, i))) for i in self.grad_inputs]
+        metas = self.output_metas
+        if self.symbolic:  # the zeros of an output without a gradient take this call's sizes
+            metas = [TensorMeta.of(outputs[i]) if m is not None else None for i, m in enumerate(metas)]
         node = CompiledFunctionBackward(self, edges, saved, [t._storage.version for t in saved],
-                                        (inputs, attributes))
+                                        (inputs, attributes), metas)
         for i in self.tangent_outputs:
             set_history(outputs[i], node, i)
         return outputs

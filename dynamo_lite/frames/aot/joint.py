@@ -13,6 +13,14 @@ of backward rules. The result is one graph: inputs, forward nodes, tangents, bac
 nodes; ``JointGraph`` says which node is which. Anything eager autograd would do that
 a pure graph cannot express (an in-place op on a tensor requiring grad, a formula that
 needs data) raises ``Unsupported``: the caller then runs the graph op by op.
+
+NOTE: [symbolic joint graphs] A graph with symbolic sizes (automatic dynamic shapes) is
+traced the same way: the proxies carry the captured graph's SymInts, so meta rules and
+formulas compute sizes over the same symbols, and the decisions they take (``reduce_to``
+comparing sizes) land in the frame's ShapeEnv and become guards like the translator's.
+A size an op of the joint graph takes as an argument becomes size nodes (``sym_size`` of
+an input, ``operator`` arithmetic) as in the captured graph (tracing/sym_nodes.py); the
+partition recomputes them wherever they are needed (NOTE: [recompute rule]).
 """
 from __future__ import annotations
 
@@ -27,10 +35,12 @@ from ...graph.node import Node
 from ...ops.dispatch import TRACING
 from ...ops.registry import REGISTRY, Op
 from ...tensor.meta import TensorMeta
+from ...tensor.symint import SIZE_FUNCTIONS, SymInt
 from ...tensor.tensor import Tensor
 from ..errors import Unsupported
 from ..tracing.output_graph import to_metas
 from ..tracing.proxy import ProxyTensor
+from ..tracing.sym_nodes import SymbolicNodes
 
 OPS = REGISTRY
 
@@ -99,11 +109,17 @@ class JointTracer:
     """Records the ops dispatched while it is ``TRACING.tracer`` into ``graph``, keeping
     the autograd tape while the forward is traced (NOTE: [joint graph])."""
 
-    def __init__(self):
+    def __init__(self, shape_env=None):
         self.graph = Graph()
         self.requires_grad: set = set()   # nodes whose value requires grad
         self.tape: list = []
         self.recording = False            # forward phase, with grad enabled for the node
+        self.shape_env = shape_env        # the captured graph's, when its sizes are symbolic
+        self.sym_nodes = SymbolicNodes(self)  # NOTE: [symbolic joint graphs]
+
+    def _created(self, node):
+        """SymbolicNodes' hook for a node it made (nothing to track here)."""
+        return node
 
     # -- recording ------------------------------------------------------------------
     def record(self, op, args, kwargs):
@@ -175,6 +191,8 @@ class JointTracer:
             return value.node
         if isinstance(value, Tensor):
             raise Unsupported("a derivative formula made a constant tensor from data")
+        if type(value) is SymInt:
+            return self.sym_nodes.node_for(value)
         if isinstance(value, (tuple, list)):
             return type(value)(self._nodes(v) for v in value)
         if isinstance(value, dict):
@@ -263,7 +281,7 @@ def trace_joint(gm, requires_grad: list) -> JointGraph:
     Raises:
         Unsupported: the graph cannot be differentiated as one graph (the caller runs it op by op).
     """
-    tracer = JointTracer()
+    tracer = JointTracer(_shape_env(gm))
     graph = tracer.graph
     env, placeholders, attributes = {}, [], []
     inputs_in_order = [n for n in gm.graph.nodes if n.op == "placeholder"] + [
@@ -275,12 +293,15 @@ def trace_joint(gm, requires_grad: list) -> JointGraph:
             if node.op in ("placeholder", "get_attr"):
                 meta = node.meta.get("val")
                 if not isinstance(meta, TensorMeta):
-                    raise Unsupported(f"graph input {node.name} is not a tensor (symbolic sizes)")
+                    raise Unsupported(f"graph input {node.name} is not a tensor (a symbolic int)")
                 new = graph.placeholder(node.name) if node.op == "placeholder" else graph.get_attr(node.target)
                 env[node] = ProxyTensor.create(new, meta)
+                tracer.sym_nodes.note_input(new, meta._sizes)
                 (placeholders if node.op == "placeholder" else attributes).append(new)
                 if flags[node]:
                     tracer.requires_grad.add(new)
+            elif node.op == "call_function" and node.target in SIZE_FUNCTIONS:
+                env[node] = node.meta["val"]  # a size: the joint graph computes it again where needed
             elif node.op == "call_function":
                 args, kwargs = _lookup(node.args, env), _lookup(node.kwargs, env)
                 target = node.target
@@ -293,14 +314,24 @@ def trace_joint(gm, requires_grad: list) -> JointGraph:
                 outputs = list(_lookup(node.args[0], env))
             else:
                 raise Unsupported(f"graph node {node.format_node()} ({node.op})")
+        output_nodes = [tracer._nodes(o) for o in outputs]
         forward_nodes = set(graph.nodes)
         tangents, grads = tracer.backward(outputs)
     finally:
         TRACING.tracer = previous
     inputs = placeholders + attributes
-    output_nodes = [o.node if isinstance(o, ProxyTensor) else o for o in outputs]
     input_grads = {n: grads[n].node for n in inputs if n in grads}
     return JointGraph(graph, inputs, output_nodes, forward_nodes, tangents, input_grads)
+
+
+def _shape_env(gm):
+    """The ShapeEnv of ``gm``'s symbolic sizes (None: all sizes are static)."""
+    for node in gm.graph.nodes:
+        meta = node.meta.get("val")
+        for size in getattr(meta, "_sizes", ()) if isinstance(meta, TensorMeta) else (meta,):
+            if type(size) is SymInt:
+                return size.env
+    return None
 
 
 def _lookup(value, env):

@@ -7,7 +7,8 @@ pointwise or view op (or a factory without tensor inputs), and *saved* otherwise
 inputs and parameters (free: they exist anyway), and the outputs of matmul-like ops,
 reductions, normalizations, windows (conv/pool), random ops (dropout's mask) and
 multi-output ops. So a pointwise chain (``gelu``'s tanh polynomial, an LSTM's gates)
-costs one saved tensor at its non-pointwise start, not one per step; the backend fuses
+costs one saved tensor at its non-pointwise start, not one per step; a symbolic size is
+read again from the input it comes from (which is saved, for free, for that purpose); the backend fuses
 the recomputation into the backward's own pointwise chains. A value the backward reads
 must not be overwritten by an in-place op of the forward (a BatchNorm running statistic
 may be updated, but not read by the backward): such a graph is ``Unsupported`` and runs
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from ...graph.graph import Graph
 from ...ops.registry import Op
+from ...tensor.symint import SIZE_FUNCTIONS
 from ..errors import Unsupported
 
 #: What a saved value is at run time: the call's input ``key`` (placeholder index), the
@@ -52,7 +54,9 @@ class Partition:
 
 
 def recomputable(node) -> bool:
-    """NOTE: [recompute rule]: a pure pointwise or view op, or a factory without tensor inputs."""
+    """NOTE: [recompute rule]: a pure pointwise or view op, a factory without tensor inputs, or a size."""
+    if node.op == "call_function" and node.target in SIZE_FUNCTIONS:
+        return True  # NOTE: [symbolic joint graphs]: an int read from an input's sizes
     if node.op != "call_function" or node.target is operator.getitem or not isinstance(node.target, Op):
         return False
     op = node.target

@@ -1,0 +1,108 @@
+"""Joint graphs with symbolic sizes: a batch of another size keeps training compiled.
+
+NOTE: [symbolic joint graphs] in dynamo_lite/frames/aot/joint.py.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import dynamo_lite as dl
+from dynamo_lite import nn
+from dynamo_lite.frames.translate import autograd_graphs
+from tests.helpers import assert_compiled
+from tests.training.train_step_harness import (assert_same_state, cross_entropy, make_train_step,
+                                               training_state)
+
+BATCH_SIZES = [16, 16, 16, 7]
+
+
+def _model():
+    dl.manual_seed(0)
+    return nn.Sequential(nn.Linear(6, 16), nn.GELU(), nn.LayerNorm(16), nn.Linear(16, 4))
+
+
+def _batches(sizes, dtype=dl.float32):
+    dl.manual_seed(1)
+    return [(dl.randn(n, 6, dtype=dtype), dl.randint(0, 4, (n,))) for n in sizes]
+
+
+class JointCompiles:
+    """Counts the forward/backward pairs compile_joint builds (and keeps them to inspect)."""
+
+    def __init__(self, monkeypatch):
+        self.functions = []
+        original = autograd_graphs.compile_joint
+
+        def counting(*args, **kwargs):
+            function = original(*args, **kwargs)
+            if function is not None:
+                self.functions.append(function)
+            return function
+
+        monkeypatch.setattr(autograd_graphs, "compile_joint", counting)
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy", "native"])
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_train_loop_over_a_smaller_last_batch_stays_compiled(backend, dynamic, monkeypatch):
+    joint = JointCompiles(monkeypatch)
+    eager_model = _model()
+    compiled_model = copy.deepcopy(eager_model)
+    eager_opt = dl.optim.AdamW(eager_model.parameters(), lr=1e-2)
+    compiled_opt = dl.optim.AdamW(compiled_model.parameters(), lr=1e-2)
+    eager_step = make_train_step(eager_model, eager_opt, cross_entropy)
+    step = dl.compile(make_train_step(compiled_model, compiled_opt, cross_entropy), backend=backend,
+                      dynamic=dynamic)
+    before = dl.stats()
+    for epoch in range(2):
+        for index, (x, y) in enumerate(_batches(BATCH_SIZES)):
+            where = f"epoch {epoch} batch {index} (size {x.shape[0]})"
+            expected, actual = eager_step(x, y), step(x, y)
+            # the loss comes out of a compiled forward graph, its backward out of the compiled backward graph
+            assert type(actual.grad_fn).__name__ == "CompiledFunctionBackward", where
+            np.testing.assert_allclose(actual.detach().numpy(), expected.detach().numpy(), rtol=1e-5, atol=1e-6,
+                                       err_msg=where)
+            assert_same_state(training_state(compiled_model, compiled_opt), training_state(eager_model, eager_opt),
+                              where=where)
+    assert_compiled(before, dl.stats(), expect_breaks=1 if dynamic else 2)
+    assert 1 <= len(joint.functions) <= (1 if dynamic else 2)
+    symbolic = joint.functions[-1].forward_module.graph
+    placeholder = next(n for n in symbolic.nodes if n.op == "placeholder")
+    assert type(placeholder.meta["val"]._sizes[0]) is not int  # the last pair serves every batch size
+
+
+@pytest.mark.parametrize("dtype,rtol", [(dl.float32, 1e-6), (dl.float64, 1e-12)])
+def test_symbolic_backward_gives_eager_gradients(dtype, rtol, monkeypatch):
+    joint = JointCompiles(monkeypatch)
+    eager_model = _model().to(dtype=dtype)
+    compiled = dl.compile(copy.deepcopy(eager_model), dynamic=True, backend="numpy")
+    compiled_params = dict(compiled.named_parameters())
+    for x, _ in _batches([5, 9, 3], dtype):
+        for run, model in ((compiled, compiled), (eager_model, eager_model)):
+            model.zero_grad()
+            (run(x) ** 2).mean().backward()
+        for name, p in eager_model.named_parameters():
+            np.testing.assert_allclose(compiled_params[name].grad.numpy(), p.grad.numpy(), rtol=rtol, atol=rtol)
+    assert len(joint.functions) == 1
+
+
+def test_output_without_gradient_gets_zeros_of_this_calls_size():
+    """A symbolic output the loss does not read: its zero gradient takes the call's size."""
+
+    def two_outputs(x, w):
+        h = x @ w
+        return h.relu(), h.sum(dim=1)
+
+    w = dl.randn(6, 3, requires_grad=True)
+    compiled = dl.compile(two_outputs, dynamic=True, backend="numpy")
+    for n in (4, 7):
+        x = dl.randn(n, 6)
+        first, _ = compiled(x, w)
+        first.sum().backward()
+        expected = (x.t() @ (x @ w > 0).to(dl.float32)).numpy()
+        np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-5, atol=1e-6)
+        assert type(first.grad_fn).__name__ == "CompiledFunctionBackward"
+        w.grad = None
