@@ -1,6 +1,7 @@
 """dl.compile(train_step): forward, loss, backward(), optimizer.step(), zero_grad() equal eager, call after call."""
 from __future__ import annotations
 
+import functools
 import inspect
 
 import numpy as np
@@ -129,6 +130,18 @@ def test_zero_grad_keeping_tensors_and_a_frozen_parameter():
         return model
 
     run_against_eager(make_model, OPTIMIZERS["adam"], mse, regression_batches(), expect_breaks=1, set_to_none=False)
+
+
+def test_zero_grad_replaced_by_a_partial_on_the_instance():
+    """``opt.zero_grad = functools.partial(...)``: an instance attribute is never bound, also
+    on 3.13 where functools.partial has ``__get__``; the call is inlined (one break: backward)."""
+
+    def make_opt(params):
+        opt = dl.optim.Adam(params, lr=1e-2)
+        opt.zero_grad = functools.partial(dl.optim.Optimizer.zero_grad, opt, set_to_none=True)
+        return opt
+
+    run_against_eager(small_mlp, make_opt, mse, regression_batches(), expect_breaks=1, set_to_none=False)
 
 
 def test_lr_scheduler_inside_the_step():

@@ -47,10 +47,12 @@ class ObjectVariable(ValueVariable):
             return stored
         source = self.attribute_source(name)
         static = _static_attr(self.value, name)
+        if _from_instance_dict(self.value, name, static):
+            # Python binds nothing read from the instance: a function stays a function, and an
+            # object whose type has __get__ (functools.partial on 3.13) is returned as it is.
+            return tx.wrap(static, source)
         if isinstance(static, types.FunctionType):
             # A plain function found on the class: a method to inline with self bound.
-            if name in getattr(self.value, "__dict__", {}):
-                return tx.wrap(static, source)
             return UserMethodVariable(static, self, source if self.source is not None else None)
         if isinstance(static, staticmethod):
             return tx.wrap(static.__func__, None)
@@ -112,6 +114,13 @@ class OpaqueAttributeVariable(VariableTracker):
 
     def children(self) -> list:
         return [self.obj]
+
+
+def _from_instance_dict(obj, name: str, static) -> bool:
+    """Whether ``obj.name`` is the value stored in ``obj.__dict__`` (no data descriptor of the
+    class takes precedence: ``getattr_static`` returns the class's then)."""
+    namespace = getattr(obj, "__dict__", None)
+    return isinstance(namespace, dict) and name in namespace and namespace[name] is static
 
 
 def _is_plain_data(value) -> bool:
