@@ -17,7 +17,7 @@ from ..ops.dispatch import dispatch
 from ..ops.registry import REGISTRY
 from ..tensor.meta import TensorMeta
 from ..tensor.tensor import Tensor
-from .derivatives.table import DECOMPOSITIONS, NOT_DIFFERENTIABLE, lookup
+from .derivatives.table import DECOMPOSE, NO_GRADIENT, derivative_rule
 from .grad_mode import GRAD_MODE
 from .node import SavedTensor, gradient_edge
 from .op_node import CopySlices, ViewOfBase, node_class
@@ -44,14 +44,11 @@ def record(op, args, kwargs):
     target = args[0] if inplace else None
     if inplace:
         _check_inplace_target(target)
-    decompose = DECOMPOSITIONS.get(op.name)
-    if decompose is not None:
-        return decompose(*args, **kwargs)
-    formula = lookup(op.name, inplace)
-    if formula is None:
-        if op.name in NOT_DIFFERENTIABLE:
-            return dispatch(op, args, kwargs, record_grad=False)
-        raise RuntimeError(f"the derivative for '{op.name}' is not implemented.")
+    kind, formula = derivative_rule(op.name, inplace)
+    if kind == DECOMPOSE:
+        return formula(*args, **kwargs)
+    if kind == NO_GRADIENT:
+        return dispatch(op, args, kwargs, record_grad=False)
     slots = tensor_slots(args, kwargs)
     edges = [gradient_edge(t) if history(t)._requires_grad else (None, 0) for _, t in slots]
     saved_args, saved_kwargs = _save_inputs(formula, args, kwargs, target)

@@ -266,6 +266,48 @@ def test_an_output_that_is_a_view_of_an_input_runs_op_by_op(backend):
     np.testing.assert_array_equal(x.grad.numpy(), expected)
 
 
+def _outputs_viewing_each_other(x, w):
+    h = (x @ w) * 2 + 1
+    return h, h.view(-1), h.t(), h[0]
+
+
+# what the caller does with the four outputs before backward: (a, b, c, d) -> loss
+VIEW_USES = {
+    "read_all": lambda a, b, c, d: (a * a).sum() + (b * 3).sum() + (c * c).sum() + d.sum(),
+    "write_a_view": lambda a, b, c, d: (b.mul_(2), (a * a).sum() + d.sum())[1],
+    "write_the_base": lambda a, b, c, d: (a.add_(1), (b * b).sum() + (c * d[0]).sum())[1],
+    "write_a_row": lambda a, b, c, d: (d.mul_(3), (c * c).sum())[1],
+}
+
+
+@pytest.mark.parametrize("use", list(VIEW_USES))
+def test_outputs_that_view_each_other_equal_eager(backend, use):
+    """A graph returning ``h`` and views of it: the views' ``_base`` is the returned ``h`` (one
+    storage, one version counter), in-place writes through any of them reach the others and
+    rewrite autograd history as in eager, and the gradients are eager's."""
+    dl.manual_seed(0)
+    w0, x = dl.randn(3, 4), dl.randn(2, 3)
+    compiled = dl.compile(_outputs_viewing_each_other, backend=backend)
+    results = []
+    for fn in (_outputs_viewing_each_other, compiled):
+        w = w0.clone().requires_grad_()
+        a, b, c, d = fn(x, w)
+        if fn is compiled:
+            assert type(a.grad_fn).__name__ == "CompiledFunctionBackward"
+        relations = [v._base is a for v in (b, c, d)] + [b.data_ptr() == a.data_ptr()]
+        loss = VIEW_USES[use](a, b, c, d)
+        versions = [t._version for t in (a, b, c, d)]
+        loss.backward()
+        results.append((relations, versions, loss.item(), a.detach().numpy().copy(), w.grad.numpy().copy()))
+    (e_rel, e_ver, e_loss, e_a, e_grad), (c_rel, c_ver, c_loss, c_a, c_grad) = results
+    assert c_rel == e_rel == [True] * 4
+    assert c_ver == e_ver
+    np.testing.assert_allclose(c_loss, e_loss, rtol=1e-6)
+    np.testing.assert_allclose(c_a, e_a, rtol=1e-6)
+    np.testing.assert_allclose(c_grad, e_grad, rtol=1e-6)
+    assert dl.stats().graph_count == 1 and not dl.stats().fallbacks
+
+
 def test_an_in_place_update_under_no_grad_keeps_the_parameter_differentiable(backend):
     def f(x, w):
         with dl.no_grad():

@@ -106,3 +106,31 @@ _NO_GRADIENT_GROUPS = {
     ),
 }
 NOT_DIFFERENTIABLE = {name: reason for reason, names in _NO_GRADIENT_GROUPS.items() for name in names}
+
+#: The kinds of ``derivative_rule``'s answer.
+DECOMPOSE, FORMULA, NO_GRADIENT = "decompose", "formula", "no gradient"
+
+
+def derivative_rule(op_name: str, inplace: bool) -> tuple:
+    """How autograd records ``op_name``: the one lookup order of eager recording and joint graphs.
+
+    Returns:
+        ``(DECOMPOSE, fn)`` (the op runs as ``fn``, NOTE on ``DECOMPOSITIONS``), else
+        ``(FORMULA, Derivative)``, else ``(NO_GRADIENT, reason)`` for an op without gradient.
+
+    Raises:
+        RuntimeError: the op has none of them (torch's message).
+
+    Example:
+        >>> derivative_rule("mul", False)[0] == FORMULA
+        True
+    """
+    decompose = DECOMPOSITIONS.get(op_name)
+    if decompose is not None:
+        return DECOMPOSE, decompose
+    formula = lookup(op_name, inplace)
+    if formula is not None:
+        return FORMULA, formula
+    if op_name in NOT_DIFFERENTIABLE:
+        return NO_GRADIENT, NOT_DIFFERENTIABLE[op_name]
+    raise RuntimeError(f"the derivative for '{op_name}' is not implemented.")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import operator
 from dataclasses import dataclass, field
 
-from ...autograd.derivatives.table import DECOMPOSITIONS, NOT_DIFFERENTIABLE, lookup
+from ...autograd.derivatives.table import DECOMPOSE, NO_GRADIENT, derivative_rule
 from ...autograd.op_node import pick_gradient, reduce_to
 from ...autograd.recording import is_saved, tensor_slots
 from ...graph.graph import Graph
@@ -162,14 +162,14 @@ class JointTracer:
         return self._proxies(node, meta)
 
     def _record_differentiable(self, op, args, kwargs):
-        decompose = DECOMPOSITIONS.get(op.name)
-        if decompose is not None:
-            return decompose(*args, **kwargs)
-        formula = lookup(op.name, False)
-        if formula is None:
-            if op.name in NOT_DIFFERENTIABLE:
-                return self._record_plain(op, args, kwargs)
-            raise Unsupported(f"the derivative for '{op.name}' is not implemented")
+        try:
+            kind, formula = derivative_rule(op.name, "inplace" in op.tags)  # as eager recording does
+        except RuntimeError as exc:
+            raise Unsupported(str(exc)) from exc
+        if kind == DECOMPOSE:
+            return formula(*args, **kwargs)
+        if kind == NO_GRADIENT:
+            return self._record_plain(op, args, kwargs)
         result = self._record_plain(op, args, kwargs)
         multi = isinstance(result, (tuple, list))
         # proxies of their own: user code may rebind the ones it holds (_record_functionalized)
