@@ -79,6 +79,10 @@ def torch_train_step(peer, name, model, inputs, compiled: bool):
 
 
 def row(name: str, rounds: int, peer) -> str:
+    # Each workload starts from an empty cache, as in a program of its own: the train steps of
+    # all workloads share one code object, and the sizes of the previous workload's batch would
+    # otherwise make this one's graphs symbolic on its first call (automatic dynamic shapes).
+    dl.reset()
     workload = WORKLOADS[name]
     eager_model, inputs = workload.make(), workload.make_inputs()
     compiled_model = copy.deepcopy(eager_model)
