@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from ..ops.api import full_like, tensor
-from ..tensor.dtype import float32
-from .optimizer import Optimizer, check_non_negative, params_with_grad, step_under_no_grad
+from ..ops.dispatch import is_tracing
+from ..tensor.dtype import float32, float64
+from .optimizer import Optimizer, apply_update, check_non_negative, params_with_grad, step_under_no_grad
 
 
 class Adagrad(Optimizer):
@@ -33,7 +34,8 @@ class Adagrad(Optimizer):
             for param, grad in params_with_grad(group):
                 state = self.state[param]
                 state["step"] += 1
-                step = state["step"].item()
+                # compiled: a float64 tensor from the counter, not .item() (NOTE: [Adam's step counter when compiled])
+                step = state["step"].to(dtype=float64) if is_tracing() else state["step"].item()
                 if group["maximize"]:
                     grad = -grad
                 if group["weight_decay"] != 0:
@@ -41,4 +43,4 @@ class Adagrad(Optimizer):
                 clr = lr / (1 + (step - 1) * lr_decay)
                 state["sum"].addcmul_(grad, grad, value=1)
                 std = state["sum"].sqrt().add_(eps)
-                param.addcdiv_(grad, std, value=-clr)
+                apply_update(param, grad, -clr, std)

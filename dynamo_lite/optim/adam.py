@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..ops.api import maximum, tensor, zeros_like
 from ..ops.dispatch import is_tracing
 from ..tensor.dtype import float32, float64
-from .optimizer import Optimizer, check_betas, check_non_negative, params_with_grad, step_under_no_grad
+from .optimizer import Optimizer, apply_update, check_betas, check_non_negative, params_with_grad, step_under_no_grad
 
 
 def bias_corrections(step_t, lr: float, beta1: float, beta2: float) -> tuple:
@@ -78,10 +78,8 @@ class Adam(Optimizer):
                     max_sq.copy_(maximum(max_sq, exp_avg_sq))
                     exp_avg_sq = max_sq
                 denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-                if isinstance(step_size, float):
-                    param.addcdiv_(exp_avg, denom, value=-step_size)
-                else:  # what addcdiv_ computes, with a tensor step size (Adam's step counter when compiled)
-                    param.add_(exp_avg * -step_size / denom)
+                # a tensor step size when compiled (Adam's step counter) or with a tensor lr
+                apply_update(param, exp_avg, -step_size, denom)
 
 
 class AdamW(Adam):

@@ -7,7 +7,23 @@ import warnings
 from bisect import bisect_right
 from collections import Counter
 
+from ..tensor.tensor import Tensor
 from .optimizer import Optimizer
+
+
+def _snapshot(lr):
+    """A value that later schedule steps leave alone (a tensor lr is updated in place)."""
+    return lr.clone() if isinstance(lr, Tensor) else lr
+
+
+def set_lr(group: dict, lr) -> None:
+    """Write ``lr`` into a param group: into a tensor lr in place (NOTE: [tensor learning
+    rate] in optimizer.py: compiled steps read it at run time), else by rebinding the key."""
+    current = group["lr"]
+    if isinstance(current, Tensor):
+        current.fill_(lr)
+    else:
+        group["lr"] = lr
 
 
 class LRScheduler:
@@ -30,7 +46,7 @@ class LRScheduler:
         self.optimizer = optimizer
         for index, group in enumerate(optimizer.param_groups):
             if last_epoch == -1:
-                group.setdefault("initial_lr", group["lr"])
+                group.setdefault("initial_lr", _snapshot(group["lr"]))
             elif "initial_lr" not in group:
                 raise KeyError(f"param 'initial_lr' is not specified in param_groups[{index}] "
                                "when resuming scheduler with last_epoch >= 0.")
@@ -47,7 +63,7 @@ class LRScheduler:
             self._is_initial = False
 
     def _current_lrs(self) -> list:
-        return [group["lr"] for group in self.optimizer.param_groups]
+        return [_snapshot(group["lr"]) for group in self.optimizer.param_groups]
 
     def get_lr(self) -> list:
         """The learning rates of the step being taken (chainable form)."""
@@ -73,7 +89,7 @@ class LRScheduler:
             closed_form = getattr(self, "_get_closed_form_lr", None)
             values = closed_form() if closed_form is not None else self.get_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            set_lr(group, lr)
         self._last_lr = self._current_lrs()
 
     def state_dict(self) -> dict:
@@ -275,7 +291,7 @@ class SequentialLR(LRScheduler):
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            set_lr(group, group["initial_lr"])
         for scheduler in self._schedulers:  # undo the step each scheduler took when built
             scheduler.last_epoch -= 1
         first = self._schedulers[bisect_right(self._milestones, 0)]

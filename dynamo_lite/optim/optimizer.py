@@ -201,6 +201,29 @@ def check_betas(betas) -> None:
             raise ValueError(f"Invalid beta parameter at index {index}: {beta}")
 
 
+def apply_update(param: Tensor, update: Tensor, scale, divisor: Tensor | None = None) -> None:
+    """``param += scale * update`` (``/ divisor``): torch's ``add_(alpha=)``/``addcdiv_(value=)``.
+
+    NOTE: [tensor learning rate] As in torch, ``lr`` may be a 0-dim Tensor. Compiled steps
+    then read it at run time (it is a graph constant, guarded by identity, not by value),
+    and the lr schedulers write new values into it in place, so a schedule never recompiles
+    the step; a Python float lr is a constant of the graph, and each new value recompiles.
+    ``alpha``/``value`` take numbers only: a tensor ``scale`` multiplies instead (eager and
+    compiled steps run this same code, so both round alike).
+
+    Example:
+        >>> apply_update(param, grad, -lr)          # param.add_(grad, alpha=-lr)
+        >>> apply_update(param, exp_avg, -step_size, denom)
+    """
+    if isinstance(scale, Tensor):
+        scaled = update * scale
+        param.add_(scaled if divisor is None else scaled / divisor)
+    elif divisor is None:
+        param.add_(update, alpha=scale)
+    else:
+        param.addcdiv_(update, divisor, value=scale)
+
+
 def params_with_grad(group: dict):
     """The group's parameters that received a gradient, with their gradient."""
     for param in group["params"]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..ops.api import tensor, zeros_like
 from ..tensor.dtype import float32
-from .optimizer import Optimizer, check_non_negative, params_with_grad, step_under_no_grad
+from .optimizer import Optimizer, apply_update, check_non_negative, params_with_grad, step_under_no_grad
 
 
 class RMSprop(Optimizer):
@@ -55,6 +55,6 @@ class RMSprop(Optimizer):
                 if momentum > 0:
                     buf = state["momentum_buffer"]
                     buf.mul_(momentum).addcdiv_(grad, avg)
-                    param.add_(buf, alpha=-lr)
+                    apply_update(param, buf, -lr)
                 else:
-                    param.addcdiv_(grad, avg, value=-lr)
+                    apply_update(param, grad, -lr, avg)

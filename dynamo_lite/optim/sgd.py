@@ -1,7 +1,7 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
 from __future__ import annotations
 
-from .optimizer import Optimizer, check_non_negative, params_with_grad, step_under_no_grad
+from .optimizer import Optimizer, apply_update, check_non_negative, params_with_grad, step_under_no_grad
 
 
 class SGD(Optimizer):
@@ -40,4 +40,4 @@ class SGD(Optimizer):
                     else:
                         buf.mul_(momentum).add_(grad, alpha=1 - dampening)
                     grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
-                param.add_(grad, alpha=-lr)
+                apply_update(param, grad, -lr)

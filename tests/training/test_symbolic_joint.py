@@ -106,3 +106,32 @@ def test_output_without_gradient_gets_zeros_of_this_calls_size():
         np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-5, atol=1e-6)
         assert type(first.grad_fn).__name__ == "CompiledFunctionBackward"
         w.grad = None
+
+
+def test_a_buffer_sliced_to_a_symbolic_length_in_the_backward():
+    """``mask[:t, :t]`` with a symbolic ``t``: the slice bounds are size nodes of the joint
+    graph (a slice object holding a SymInt once kept the traced length as a constant)."""
+
+    class Masked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(4, 4)
+            self.register_buffer("mask", dl.ones(32, 32).tril())
+
+        def forward(self, x):
+            t = x.shape[1]
+            scores = self.proj(x) @ x.transpose(1, 2)
+            return scores.masked_fill(self.mask[:t, :t] == 0, 0.0).softmax(dim=-1)
+
+    dl.manual_seed(3)
+    eager_model = Masked()
+    compiled_model = copy.deepcopy(eager_model)
+    compiled = dl.compile(compiled_model, backend="numpy")
+    for t in (9, 13, 6):
+        x = dl.randn(2, t, 4)
+        for run, model in ((compiled, compiled_model), (eager_model, eager_model)):
+            model.zero_grad()
+            (run(x) ** 2).sum().backward()
+        for (name, p), q in zip(compiled_model.named_parameters(), eager_model.parameters()):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=f"{name} t={t}")
+    assert dl.stats().frames_compiled == 2 and not dl.stats().fallbacks

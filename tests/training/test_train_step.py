@@ -10,7 +10,8 @@ import pytest
 import dynamo_lite as dl
 from dynamo_lite import nn
 from tests.helpers import assert_compiled
-from tests.training.train_step_harness import cross_entropy, make_train_step, mse, run_against_eager
+from tests.training.train_step_harness import (assert_same_state, cross_entropy, make_train_step, mse,
+                                               run_against_eager, training_state)
 
 BACKWARD_REASON = "backward() runs the autograd engine"
 
@@ -155,6 +156,49 @@ def test_lr_scheduler_inside_the_step():
     failures = [f.reason.split(":")[0] for f in after.guard_failures[len(before.guard_failures):]]
     assert failures == ["optimizer.state[optimizer.param_groups[0]['params'][0]]",
                         "optimizer.param_groups[0]['lr']", "optimizer.param_groups[0]['lr']"], failures
+
+
+TENSOR_LR_OPTIMIZERS = {
+    "sgd_momentum": lambda params: dl.optim.SGD(params, lr=dl.tensor(0.05), momentum=0.9, weight_decay=1e-3),
+    "adam": lambda params: dl.optim.Adam(params, lr=dl.tensor(1e-2)),
+    "adamw": lambda params: dl.optim.AdamW(params, lr=dl.tensor(1e-2), weight_decay=0.1),
+    "rmsprop_momentum": lambda params: dl.optim.RMSprop(params, lr=dl.tensor(1e-2), momentum=0.5),
+    "adagrad": lambda params: dl.optim.Adagrad(params, lr=dl.tensor(0.1), lr_decay=1e-2),
+}
+
+
+@pytest.mark.parametrize("name", list(TENSOR_LR_OPTIMIZERS))
+def test_a_tensor_lr_scheduled_inside_the_step_never_recompiles(name):
+    """NOTE: [tensor learning rate]: the schedule writes into the lr tensor, which the
+    compiled optimizer graph reads at run time, so the translations of the first calls
+    serve every later lr (a float lr recompiles on each new value: the test above)."""
+    before, after = run_against_eager(small_mlp, TENSOR_LR_OPTIMIZERS[name], mse, regression_batches(), calls=12,
+                                      make_scheduler=lambda opt: dl.optim.lr_scheduler.ExponentialLR(opt, 0.9))
+    # the forward frame, the code after backward() on the first call and once the state exists,
+    # the code after scheduler.step()'s break: never one per lr
+    assert after.frames_compiled - before.frames_compiled <= 5
+    assert all("'lr'" not in f.reason for f in after.guard_failures[len(before.guard_failures):])
+
+
+def test_a_tensor_lr_scheduled_between_compiled_steps_never_recompiles():
+    runs = []
+    for _ in range(2):
+        model = small_mlp()
+        opt = TENSOR_LR_OPTIMIZERS["adamw"](model.parameters())
+        runs.append((model, opt, dl.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10),
+                     make_train_step(model, opt, mse)))
+    (eager_model, eager_opt, eager_sched, eager_step), (model, opt, sched, step) = runs
+    compiled = dl.compile(step)
+    before = dl.stats()
+    for call, (x, y) in enumerate(regression_batches(3) * 4):
+        np.testing.assert_allclose(compiled(x, y).item(), eager_step(x, y).item(), rtol=1e-5, err_msg=f"call {call}")
+        eager_sched.step()
+        sched.step()
+        assert_same_state(training_state(model, opt), training_state(eager_model, eager_opt), where=f"call {call}")
+    after = dl.stats()
+    assert_compiled(before, after, expect_breaks=1)
+    assert after.frames_compiled - before.frames_compiled == 3  # forward, first optimizer call, with state
+    assert float(opt.param_groups[0]["lr"]) != 1e-2
 
 
 def test_fullgraph_names_the_backward_call():

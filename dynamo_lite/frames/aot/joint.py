@@ -193,6 +193,8 @@ class JointTracer:
             raise Unsupported("a derivative formula made a constant tensor from data")
         if type(value) is SymInt:
             return self.sym_nodes.node_for(value)
+        if isinstance(value, slice):  # x[:, :n] with a symbolic n
+            return slice(self._nodes(value.start), self._nodes(value.stop), self._nodes(value.step))
         if isinstance(value, (tuple, list)):
             return type(value)(self._nodes(v) for v in value)
         if isinstance(value, dict):
