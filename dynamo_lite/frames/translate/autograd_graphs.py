@@ -21,6 +21,7 @@ from ...backends.registry import compile_graph
 from ...graph.interpreter import Interpreter
 from ...tensor.tensor import Tensor
 from ..aot.compile_joint import compile_joint
+from ..aot.functionalize import functionalize
 from ..errors import Unsupported
 from ..tracing.sources import AttrSource, ConstSource
 
@@ -63,14 +64,28 @@ class AutogradAwareGraph:
 
 
 class GradOffGraph:
-    """A compiled graph whose every op was traced with grad off: it runs with grad off."""
+    """A compiled graph whose every op was traced with grad off (an optimizer's step): it runs
+    with grad off, its in-place updates of inputs functionalized (NOTE: [functionalized updates]).
 
-    def __init__(self, compiled):
-        self.compiled = compiled
+    Attributes:
+        graph_module: the graph the backend compiled (functionalized or as captured).
+    """
+
+    def __init__(self, compiler, graph_module, example_inputs: list):
+        self.graph_module, extra = functionalize(graph_module, example_inputs)
+        self.compiled = compile_graph(compiler, self.graph_module, example_inputs)
+        extra = extra or []
+        self._input_bumps = [(key, n) for key, n in extra if isinstance(key, int)]
+        self._attribute_bumps = [(graph_module.get_attribute(key), n) for key, n in extra if not isinstance(key, int)]
 
     def __call__(self, *inputs):
         with set_grad_enabled(False):
-            return self.compiled(*inputs)
+            result = self.compiled(*inputs)
+        for tensor, n in self._attribute_bumps:  # eager's in-place ops bump once each
+            tensor._storage.version += n
+        for position, n in self._input_bumps:
+            inputs[position]._storage.version += n
+        return result
 
 
 def autograd_aware(compiler, graph_module, example_inputs: list, traced_with_grad: bool):
@@ -82,7 +97,7 @@ def autograd_aware(compiler, graph_module, example_inputs: list, traced_with_gra
     if not traced_with_grad and all(mode is False for mode in modes):
         return compile_graph(compiler, graph_module, example_inputs)
     if not any(mode is None or mode for mode in modes):
-        return GradOffGraph(compile_graph(compiler, graph_module, example_inputs))  # an optimizer's step
+        return GradOffGraph(compiler, graph_module, example_inputs)  # an optimizer's step
     reason = "grad mode is on and an input or parameter requires grad"
     if traced_with_grad:
         try:
