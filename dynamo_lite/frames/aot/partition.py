@@ -7,9 +7,9 @@ pointwise or view op (or a factory without tensor inputs), and *saved* otherwise
 inputs and parameters (free: they exist anyway), and the outputs of matmul-like ops,
 reductions, normalizations, windows (conv/pool), random ops (dropout's mask) and
 multi-output ops. So a pointwise chain (``gelu``'s tanh polynomial, an LSTM's gates)
-costs one saved tensor at its non-pointwise start, not one per step; a symbolic size is
-read again from the input it comes from (which is saved, for free, for that purpose); the backend fuses
-the recomputation into the backward's own pointwise chains. A value the backward reads
+costs one saved tensor at its non-pointwise start, not one per step; the backend fuses
+the recomputation into the backward's own pointwise chains. A symbolic size is read
+again from the input it comes from (saved for that, free as every input). A value the backward reads
 must not be overwritten by an in-place op of the forward (a BatchNorm running statistic
 may be updated, but not read by the backward): such a graph is ``Unsupported`` and runs
 op by op, as does a graph returning a view of one of its inputs.
