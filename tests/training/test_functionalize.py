@@ -24,6 +24,7 @@ OPTIMIZERS = {
     "adam_amsgrad": lambda params: dl.optim.Adam(params, lr=1e-2, amsgrad=True),
     "sgd_nesterov": lambda params: dl.optim.SGD(params, lr=0.05, momentum=0.9, nesterov=True),
     "rmsprop_centered": lambda params: dl.optim.RMSprop(params, lr=1e-2, centered=True, momentum=0.5),
+    "sgd_zeroing_grads": lambda params: dl.optim.SGD(params, lr=0.05, momentum=0.9),  # set_to_none=False
 }
 
 
@@ -44,20 +45,22 @@ def _values(model, optimizer) -> list:
 @pytest.mark.parametrize("name", list(OPTIMIZERS))
 def test_optimizer_graphs_are_functionalized_and_equal_eager(name, backend, monkeypatch):
     made = []
-    original = autograd_graphs.GradOffGraph
+    original = autograd_graphs.functionalize
 
-    def recording(*args):
-        made.append(original(*args))
-        return made[-1]
+    def recording(gm, example_inputs):
+        result = original(gm, example_inputs)
+        made.append(result[0])
+        return result
 
-    monkeypatch.setattr(autograd_graphs, "GradOffGraph", recording)
+    monkeypatch.setattr(autograd_graphs, "functionalize", recording)
     dl.manual_seed(0)
     eager_model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 4))
     model = copy.deepcopy(eager_model)
     eager_opt, opt = OPTIMIZERS[name](eager_model.parameters()), OPTIMIZERS[name](model.parameters())
-    eager_step = make_train_step(eager_model, eager_opt, mse)
+    set_to_none = name != "sgd_zeroing_grads"
+    eager_step = make_train_step(eager_model, eager_opt, mse, set_to_none=set_to_none)
     state_objects = None
-    step = dl.compile(make_train_step(model, opt, mse), backend=backend)
+    step = dl.compile(make_train_step(model, opt, mse, set_to_none=set_to_none), backend=backend)
     dl.manual_seed(1)
     for call in range(6):
         x, y = dl.randn(8, 6), dl.randn(8, 4)
@@ -74,7 +77,7 @@ def test_optimizer_graphs_are_functionalized_and_equal_eager(name, backend, monk
         if call >= 1:  # the state tensors are updated in place, never replaced
             assert state_objects in (None, objects)
             state_objects = objects
-    steady = made[-1].graph_module.graph  # the graph that runs once the state exists
+    steady = made[-1].graph  # the graph that runs once the state exists
     targets = [getattr(n.target, "name", None) for n in steady.nodes if n.op == "call_function"]
     inplace = [t for t in targets if t and t.endswith("_")]
     assert inplace and set(inplace) == {"copy_"}, inplace  # every update: one copy back at the end

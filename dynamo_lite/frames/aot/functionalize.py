@@ -36,10 +36,14 @@ def _inplace(node) -> bool:
 
 def _functional(node):
     """The out-of-place op of an in-place node and its arguments: ``mul_`` -> ``mul`` with the
-    same ones, ``copy_(target, value)`` -> ``clone(value)``; None when there is none."""
+    same ones, ``copy_(target, value)`` -> ``clone(value)``, ``zero_(t)`` -> ``zeros_like(t)``;
+    None when there is none."""
     name = node.target.name
     if name == "copy_":
         return REGISTRY["clone"], node.args[1:2], {}
+    if name == "zero_":  # zero_grad(set_to_none=False)
+        meta = node.args[0].meta.get("val")
+        return REGISTRY["zeros_like"], node.args[:1], {"dtype": meta._dtype, "device": meta._device}
     functional = REGISTRY.get(name[:-1]) if name.endswith("_") else None
     return None if functional is None else (functional, node.args, node.kwargs)
 

@@ -63,41 +63,54 @@ class AutogradAwareGraph:
         return self.compiled(*inputs)
 
 
-class GradOffGraph:
-    """A compiled graph whose every op was traced with grad off (an optimizer's step): it runs
-    with grad off, its in-place updates of inputs functionalized (NOTE: [functionalized updates]).
+class VersionBumps:
+    """A compiled functionalized graph, then the version bumps eager's in-place ops add beyond
+    its copies back (NOTE: [functionalized updates])."""
 
-    Attributes:
-        graph_module: the graph the backend compiled (functionalized or as captured).
-    """
-
-    def __init__(self, compiler, graph_module, example_inputs: list):
-        self.graph_module, extra = functionalize(graph_module, example_inputs)
-        self.compiled = compile_graph(compiler, self.graph_module, example_inputs)
-        extra = extra or []
+    def __init__(self, compiled, graph_module, extra: list):
+        self.compiled = compiled
         self._input_bumps = [(key, n) for key, n in extra if isinstance(key, int)]
         self._attribute_bumps = [(graph_module.get_attribute(key), n) for key, n in extra if not isinstance(key, int)]
 
     def __call__(self, *inputs):
-        with set_grad_enabled(False):
-            result = self.compiled(*inputs)
-        for tensor, n in self._attribute_bumps:  # eager's in-place ops bump once each
+        result = self.compiled(*inputs)
+        for tensor, n in self._attribute_bumps:
             tensor._storage.version += n
         for position, n in self._input_bumps:
             inputs[position]._storage.version += n
         return result
 
 
+def compile_functionalized(compiler, graph_module, example_inputs: list):
+    """The backend's callable for ``graph_module`` with its in-place updates of inputs
+    functionalized when that is exact (NOTE: [functionalized updates])."""
+    functional, extra = functionalize(graph_module, example_inputs)
+    compiled = compile_graph(compiler, functional, example_inputs)
+    return VersionBumps(compiled, graph_module, extra) if extra else compiled
+
+
+class GradOffGraph:
+    """A compiled graph whose every op was traced with grad off (an optimizer's step): it runs with grad off."""
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+
+    def __call__(self, *inputs):
+        with set_grad_enabled(False):
+            return self.compiled(*inputs)
+
+
 def autograd_aware(compiler, graph_module, example_inputs: list, traced_with_grad: bool):
     """``graph_module`` compiled by ``compiler`` for the grad mode and inputs it was traced with:
     a ``CompiledFunction`` (compiled forward and backward) when autograd must record it,
-    else the backend's callable (wrapped to run op by op if autograd needs it after all)."""
+    else the backend's callable (wrapped to run op by op if autograd needs it after all).
+    Graphs autograd does not record run their in-place updates of inputs functionalized."""
     modes = [node.meta.get("grad_enabled", traced_with_grad) for node in graph_module.graph.nodes
              if node.op in ("call_function", "call_method")]
     if not traced_with_grad and all(mode is False for mode in modes):
-        return compile_graph(compiler, graph_module, example_inputs)
+        return compile_functionalized(compiler, graph_module, example_inputs)
     if not any(mode is None or mode for mode in modes):
-        return GradOffGraph(compiler, graph_module, example_inputs)  # an optimizer's step
+        return GradOffGraph(compile_functionalized(compiler, graph_module, example_inputs))  # an optimizer's step
     reason = "grad mode is on and an input or parameter requires grad"
     if traced_with_grad:
         try:
@@ -112,6 +125,6 @@ def autograd_aware(compiler, graph_module, example_inputs: list, traced_with_gra
         else:
             if function is not None:
                 return function
-    compiled = compile_graph(compiler, graph_module, example_inputs)
+    compiled = compile_functionalized(compiler, graph_module, example_inputs)
     attributes = [v for v in graph_module._attributes.values() if isinstance(v, Tensor)]
     return AutogradAwareGraph(compiled, graph_module, attributes, reason)
