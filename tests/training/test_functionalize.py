@@ -24,7 +24,6 @@ OPTIMIZERS = {
     "adam_amsgrad": lambda params: dl.optim.Adam(params, lr=1e-2, amsgrad=True),
     "sgd_nesterov": lambda params: dl.optim.SGD(params, lr=0.05, momentum=0.9, nesterov=True),
     "rmsprop_centered": lambda params: dl.optim.RMSprop(params, lr=1e-2, centered=True, momentum=0.5),
-    "sgd_zeroing_grads": lambda params: dl.optim.SGD(params, lr=0.05, momentum=0.9),  # set_to_none=False
 }
 
 
@@ -57,10 +56,9 @@ def test_optimizer_graphs_are_functionalized_and_equal_eager(name, backend, monk
     eager_model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 4))
     model = copy.deepcopy(eager_model)
     eager_opt, opt = OPTIMIZERS[name](eager_model.parameters()), OPTIMIZERS[name](model.parameters())
-    set_to_none = name != "sgd_zeroing_grads"
-    eager_step = make_train_step(eager_model, eager_opt, mse, set_to_none=set_to_none)
+    eager_step = make_train_step(eager_model, eager_opt, mse)
     state_objects = None
-    step = dl.compile(make_train_step(model, opt, mse, set_to_none=set_to_none), backend=backend)
+    step = dl.compile(make_train_step(model, opt, mse), backend=backend)
     dl.manual_seed(1)
     for call in range(6):
         x, y = dl.randn(8, 6), dl.randn(8, 4)
@@ -149,3 +147,21 @@ def test_inputs_sharing_a_storage_stay_as_they_are():
     base = dl.randn(8)
     gm._attributes["a"], gm._attributes["b"] = base[:4], base[4:]
     assert functionalize(gm, []) == (gm, None)
+
+
+def test_zeroing_and_copying_inputs_have_out_of_place_forms():
+    def build(g, a, b):
+        zeroed = _call(g, "zero_", a)
+        copied = _call(g, "copy_", b, _call(g, "add", zeroed, 1.0))
+        return [copied]
+
+    gm = _graph(build)
+    new, extra = functionalize(gm, [])
+    assert extra == []
+    ops = [n.target.name for n in new.graph.nodes if n.op == "call_function"]
+    assert ops == ["zeros_like", "add", "clone", "copy_", "copy_"]
+    a, b = gm.get_attribute("a"), gm.get_attribute("b")
+    (returned,) = new.forward()
+    assert returned is b
+    np.testing.assert_array_equal(a.numpy(), np.zeros(4))
+    np.testing.assert_array_equal(b.numpy(), np.ones(4))

@@ -41,7 +41,7 @@ def _functional(node):
     name = node.target.name
     if name == "copy_":
         return REGISTRY["clone"], node.args[1:2], {}
-    if name == "zero_":  # zero_grad(set_to_none=False)
+    if name == "zero_":
         meta = node.args[0].meta.get("val")
         return REGISTRY["zeros_like"], node.args[:1], {"dtype": meta._dtype, "device": meta._device}
     functional = REGISTRY.get(name[:-1]) if name.endswith("_") else None

@@ -104,11 +104,12 @@ def autograd_aware(compiler, graph_module, example_inputs: list, traced_with_gra
     """``graph_module`` compiled by ``compiler`` for the grad mode and inputs it was traced with:
     a ``CompiledFunction`` (compiled forward and backward) when autograd must record it,
     else the backend's callable (wrapped to run op by op if autograd needs it after all).
-    Graphs autograd does not record run their in-place updates of inputs functionalized."""
+    A graph whose every op runs with grad off (an optimizer's step) runs its in-place
+    updates of inputs functionalized."""
     modes = [node.meta.get("grad_enabled", traced_with_grad) for node in graph_module.graph.nodes
              if node.op in ("call_function", "call_method")]
     if not traced_with_grad and all(mode is False for mode in modes):
-        return compile_functionalized(compiler, graph_module, example_inputs)
+        return compile_graph(compiler, graph_module, example_inputs)
     if not any(mode is None or mode for mode in modes):
         return GradOffGraph(compile_functionalized(compiler, graph_module, example_inputs))  # an optimizer's step
     reason = "grad mode is on and an input or parameter requires grad"
@@ -125,6 +126,6 @@ def autograd_aware(compiler, graph_module, example_inputs: list, traced_with_gra
         else:
             if function is not None:
                 return function
-    compiled = compile_functionalized(compiler, graph_module, example_inputs)
+    compiled = compile_graph(compiler, graph_module, example_inputs)
     attributes = [v for v in graph_module._attributes.values() if isinstance(v, Tensor)]
     return AutogradAwareGraph(compiled, graph_module, attributes, reason)
