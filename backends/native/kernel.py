@@ -25,10 +25,11 @@ PARALLEL_MIN_ELEMENTS = 1 << 18
 
 
 def group_geometry(plan, values) -> tuple:
-    """``(operand nodes, iteration sizes, per-operand iteration strides)`` of a group."""
+    """``(operand nodes, iteration sizes, per-operand iteration strides)`` of a group (``plan.shape``:
+    its shape for these values; ``group.shape`` is the one it was partitioned at)."""
     group = plan.group
     operands = [n for n in group.inputs if values[n].is_tensor] + list(group.outputs)
-    shape = tuple(group.shape)
+    shape = tuple(plan.shape)
     strides = [broadcast_strides(shape, values[n].sizes, values[n].strides) for n in operands]
     primary = strides[len(operands) - len(group.outputs)]
     dims = iteration_dims(shape, primary, strides)

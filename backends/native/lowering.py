@@ -6,6 +6,17 @@ declines keeps the NumPy code. Before memory is planned, ``relocated`` names the
 groups computed inside a row kernel (NOTE: [native rows]): their members count as run
 at the row op's step, so the memory of their inputs stays untouched until then. One
 shared object holds every kernel of a generated function (``finish``).
+
+NOTE: [native calls] A kernel is called through a small C entry point taking one
+argument block (an ``int64`` array) and the thread count: the block holds every
+operand's address, then the iteration geometry (rank, sizes, strides; a row op's row
+length). Blocks belong to a pool set (``FunctionBuilder.pool_entry``), built for its
+shape: addresses of pool memory and the geometry are written once per set, and only the
+addresses of inputs, parameters and fresh outputs are stored on each call. A ctypes call
+with two arguments and no conversion table costs a fraction of one with ten converted
+arguments. Since geometry comes from the pool set, a graph with symbolic sizes gets one
+function and one library for every size of the same ``structure`` (the C source of each
+kernel at that shape: which operands are broadcast or unit-stride).
 """
 from __future__ import annotations
 
@@ -16,11 +27,10 @@ from .kernel import group_geometry, group_source
 from .row_ops import parse_row_call
 from .rows import row_call, row_source
 
-_INT64_P = ctypes.POINTER(ctypes.c_int64)
 PREAMBLE = "#include <stdint.h>\n#include <math.h>\n" + math_declarations() + "\n" + HELPERS
-# Leading arguments of each kind of kernel (then one pointer per operand).
-GROUP_ARGS = [ctypes.c_int64, _INT64_P, _INT64_P, ctypes.c_int]
-ROW_ARGS = [ctypes.c_int64, _INT64_P, ctypes.c_int64, _INT64_P, ctypes.c_int]
+# The C parameters of each kind of kernel before its operand pointers, read from the
+# argument block's geometry ``g`` (see NOTE: [native calls]).
+LEADING = {"group": "g[0], g + 1, g + 1 + g[0], threads", "row": "g[0], g + 2, g[1], g + 2 + g[0], threads"}
 
 
 class NativeLowering:
@@ -33,11 +43,11 @@ class NativeLowering:
 
     def __init__(self, build, threads):
         self._build, self.threads = build, threads
-        self.functions: list = []  # (C name, global name, argtypes) of the function being generated
+        self.functions: list = []  # (C entry point, global name) of the function being generated
         self.sources: list = []
         self.prologues: dict = {}  # id(FusionGroup) -> the row op computing it per element
         self._prologue_plans: dict = {}  # row op -> the GroupPlan of its prologue
-        self._pool_pointers: dict = {}  # pool Value -> the expression of its address
+        self._addresses: dict = {}  # root Value -> the name of its AddressCache
         self.built_source = ""  # the C source of the last function built (shown by debug mode)
 
     # -- hooks called by the NumPy backend's generate ------------------------------------------
@@ -55,6 +65,26 @@ class NativeLowering:
                 moved.update({member: reader for member in group.nodes})
         return moved
 
+    def structure(self, groups: list, values: dict) -> dict:
+        """What the C code depends on at this shape (after ``relocated``): per fused group and
+        row op the lowering emits, its kernel's source (see NOTE: [native calls])."""
+        kernels = {}
+        for group in groups:
+            reader = self.prologues.get(id(group))
+            if reader is not None:
+                kernels[group] = ("prologue of", reader.name)
+            elif self._lowers(group, values):
+                operands, _, strides = group_geometry(_GroupOnly(group, values), values)
+                kernels[group] = group_source("k", _GroupOnly(group, values), operands, [s[-1] for s in strides])
+        relocated = {reader: group for group in groups for reader in [self.prologues.get(id(group))] if reader}
+        for node in values:
+            spec = parse_row_call(node) if node.op == "call_function" else None
+            if spec is not None:
+                group = relocated.get(node)
+                call = row_call(node, spec, values, _GroupOnly(group, values) if group is not None else None)
+                kernels[node] = None if call is None else row_source("k", call)
+        return kernels
+
     def fused_nodes(self, group) -> list:
         """The nodes one kernel computes for ``group``: its members, and the row op it feeds if it is a prologue."""
         reader = self.prologues.get(id(group))
@@ -68,17 +98,19 @@ class NativeLowering:
             self._prologue_plans[reader] = plan
             builder.emit(f"# {', '.join(m.name for m in group.nodes)}: computed inside {reader.name}'s row kernel")
             return True
-        if not all(lowerable(m) for m in group.nodes) or any(not values[n].is_tensor for n in group.inputs):
+        if not self._lowers(group, values):
             return False
         for node in group.outputs:
             if values[node].root.kind == "fresh":
                 builder.allocate_fresh(values[node])
-        operands, sizes, strides = group_geometry(plan, values)
-        names = self._add(builder, group.nodes, lambda name: group_source(name, plan, operands, [s[-1] for s in strides]),
-                          "group", GROUP_ARGS, len(operands))
-        flat = [s for per_operand in strides for s in per_operand]
-        self._emit_call(builder, names, group.nodes, [len(sizes), self._ints(builder, sizes, "sizes"),
-                                                      self._ints(builder, flat, "strides")], operands)
+        operands, _, strides = group_geometry(plan, values)
+
+        def geometry(shape):
+            _, sizes, strides = group_geometry(shape.group_plans[group], shape.values)
+            return [len(sizes), *sizes, *(s for per_operand in strides for s in per_operand)]
+
+        source = lambda name: group_source(name, plan, operands, [s[-1] for s in strides])  # noqa: E731
+        self._emit_call(builder, "group", source, group.nodes, operands, geometry)
         return True
 
     def emit_node(self, builder, node) -> bool:
@@ -95,26 +127,28 @@ class NativeLowering:
         value = builder.values[node]
         if value.root.kind == "fresh":
             builder.allocate_fresh(value)
-        members = (prologue.group.nodes if prologue else []) + [node]
-        names = self._add(builder, members, lambda name: row_source(name, call), "row", ROW_ARGS, len(call.operands))
-        flat = [s for per_operand in call.strides for s in per_operand]
-        self._emit_call(builder, names, members, [len(call.sizes), self._ints(builder, call.sizes, "sizes"), call.row,
-                                                  self._ints(builder, flat, "strides")], call.operands)
+        group = prologue.group if prologue is not None else None
+
+        def geometry(shape):
+            call = row_call(node, spec, shape.values, shape.group_plans[group] if group is not None else None)
+            return [len(call.sizes), call.row, *call.sizes, *(s for per_operand in call.strides for s in per_operand)]
+
+        members = (list(group.nodes) if group is not None else []) + [node]
+        self._emit_call(builder, "row", lambda name: row_source(name, call), members, call.operands, geometry)
         return True
 
     def finish(self, builder) -> None:
         """Build the library of the emitted kernels and bind them (raises BuildError); the
         next generated function (another signature) starts a new library."""
         functions, source = self.functions, self.source
-        self.functions, self.sources, self._pool_pointers = [], [], {}
+        self.functions, self.sources, self._addresses = [], [], {}
         if not functions:
             return
         library = self._build(source)
         self.built_source = source
-        for c_name, global_name, argtypes in functions:
-            function = getattr(library, c_name)
-            function.restype = None
-            function.argtypes = argtypes
+        for entry, global_name in functions:
+            function = getattr(library, entry)
+            function.restype = None  # no argtypes: the block passes by reference, the thread count as an int
             builder.globals[global_name] = function
 
     @property
@@ -123,39 +157,66 @@ class NativeLowering:
         return PREAMBLE + "\n\n" + "\n\n".join(self.sources) + "\n"
 
     # -- helpers ------------------------------------------------------------------------------
-    def _add(self, builder, members: list, make_source, kind: str, leading: list, operand_count: int) -> tuple:
-        """Add a kernel to the library being generated: ``(C name, global name of its binding)``."""
+    @staticmethod
+    def _lowers(group, values: dict) -> bool:
+        return all(lowerable(m) for m in group.nodes) and all(values[n].is_tensor for n in group.inputs)
+
+    def _emit_call(self, builder, kind: str, make_source, members: list, operands: list, geometry) -> None:
+        """Add a kernel and its entry point to the library, and emit its call (NOTE: [native calls])."""
         c_name = f"dl_{kind}{len(self.functions)}"
         function = builder.fresh_name(f"_native_{members[0].name}")
-        self.sources.append(make_source(c_name))
-        self.functions.append((c_name, function, leading + [ctypes.c_void_p] * operand_count))
-        return c_name, function
+        pointers = ", ".join(f"(char*)(intptr_t)a[{k}]" for k in range(len(operands)))
+        self.sources.append(f"{make_source(c_name)}\n\nvoid {c_name}_call(const int64_t* a, int threads) {{\n"
+                            f"  const int64_t* g = a + {len(operands)};\n"
+                            f"  {c_name}({LEADING[kind]}, {pointers});\n}}")
+        self.functions.append((f"{c_name}_call", function))
+        values = [builder.values[n] for n in operands]
+        pooled = [v.key if v.root.kind == "buffer" else None for v in values]
 
-    @staticmethod
-    def _ints(builder, values, base: str) -> str:
-        return builder.bind((ctypes.c_int64 * max(len(values), 1))(*values), base)
+        def argument_block(mem):
+            shape = mem.shape
+            arrays = [mem.array(shape.by_key[key]) if key is not None else None for key in pooled]
+            words = [a.ctypes.data if a is not None else 0 for a in arrays] + geometry(shape)
+            return (ctypes.c_int64 * len(words))(*words), arrays  # the arrays keep the pool memory alive
 
-    def _pointer(self, builder, value) -> str:
-        """The address of ``value``'s first element: computed once per pool set for pool memory
-        (it never moves; the entry holds the array too, which keeps the memory alive), per call
-        for inputs and fresh outputs."""
-        if value.root.kind != "buffer":
-            return f"{builder.array_of(value)}.ctypes.data"
-        if value not in self._pool_pointers:
-            def pinned(mem, v=value):
-                array = mem.array(v)
-                return array, array.ctypes.data
-
-            self._pool_pointers[value] = builder.pool_entry(f"{value.name}_p", pinned) + "[1]"
-        return self._pool_pointers[value]
-
-    def _emit_call(self, builder, names: tuple, members: list, leading: list, operands: list) -> None:
-        c_name, function = names
-        pointers = [self._pointer(builder, builder.values[n]) for n in operands]
-        settings = builder.bind(self.threads, "threads")
+        block = builder.pool_entry(f"{function}_args", argument_block)
         builder.emit(f"# native kernel {c_name}: {', '.join(m.name for m in members)}")
-        arguments = [str(a) for a in leading] + [f"{settings}.value"] + pointers
-        builder.emit(f"{function}({', '.join(arguments)})")
+        stores = [(k, self._address(builder, v)) for k, v in enumerate(values) if v.root.kind != "buffer"]
+        target = f"{block}[0]"
+        if stores:
+            target = builder.fresh_name(f"{function}_a")
+            builder.emit(f"{target} = {block}[0]")
+        for k, address in stores:
+            builder.emit(f"{target}[{k}] = {address}")
+        builder.emit(f"{function}({target}, {builder.bind(self.threads, 'threads')}.value)")
+
+    def _address(self, builder, value) -> str:
+        """An expression of the address of ``value``'s first element, for memory outside the pool:
+        a parameter's storage address is looked up once per storage (``AddressCache``)."""
+        root = value.root
+        offset = builder.geometry(f"{value.name}_offset", value, lambda v: v.offset * v.dtype.itemsize)
+        if root.kind == "param":
+            if root not in self._addresses:
+                self._addresses[root] = builder.bind(AddressCache(), f"{root.name}_address")
+            start = f"{self._addresses[root]}.of({builder.tensor_of(root)})"
+        else:  # an input or a fresh output: new memory on (almost) every call
+            start = f"{builder.root_memory(root)}.ctypes.data"
+        return start if offset == "0" else f"{start} + {offset}"
+
+
+class AddressCache:
+    """The address of a tensor's storage, refreshed when the tensor gets another storage."""
+
+    __slots__ = ("data", "address")
+
+    def __init__(self):
+        self.data, self.address = None, 0
+
+    def of(self, tensor) -> int:
+        data = tensor._storage.data
+        if data is not self.data:
+            self.data, self.address = data, data.ctypes.data
+        return self.address
 
 
 def _prologue_reader(group, values: dict):
@@ -170,11 +231,11 @@ def _prologue_reader(group, values: dict):
     spec = parse_row_call(reader)
     if spec is None or reader.args[0] is not output or output in spec.extras:
         return None
-    return reader if row_call(reader, spec, values, _GroupOnly(group)) is not None else None
+    return reader if row_call(reader, spec, values, _GroupOnly(group, values)) is not None else None
 
 
 class _GroupOnly:
-    """A stand-in GroupPlan (``row_call`` reads only the group) for planning before groups are planned."""
+    """A stand-in GroupPlan (the group and its shape for ``values``) for planning before groups are planned."""
 
-    def __init__(self, group):
-        self.group = group
+    def __init__(self, group, values: dict):
+        self.group, self.shape = group, tuple(values[group.outputs[0]].sizes)

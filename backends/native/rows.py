@@ -64,7 +64,7 @@ def row_call(node, spec: RowSpec, values: dict, prologue=None) -> RowCall | None
     shape = tuple(values[source].sizes)
     if prologue is not None:
         inputs = [n for n in prologue.group.inputs if values[n].is_tensor]
-        if len(inputs) != len(prologue.group.inputs) or tuple(prologue.group.shape) != shape:
+        if len(inputs) != len(prologue.group.inputs) or tuple(prologue.shape) != shape:
             return None
     else:
         inputs = [source]

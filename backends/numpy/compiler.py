@@ -15,8 +15,8 @@ Every function opens with a check of its geometry; the compiler's guards make it
 on the calls they let through, and any other call (a caller of the backend with new
 shapes) goes to ``Specializations.call``. A static graph's new signature gets its own
 function (metas re-derived by ShapeProp), up to ``MAX_SIGNATURES``, after which the
-graph runs eagerly. A backend that lowers fused groups to code of its own (the native
-backend's C) bakes sizes into it, so its symbolic graphs get a function per signature.
+graph runs eagerly. A lowering (the native backend's C kernels) reads geometry per shape
+too, and adds what its code depends on to the structure (``ShapePlan.lowered``).
 """
 from __future__ import annotations
 
@@ -113,11 +113,14 @@ class ShapePlan:
     by_key: dict
     memory: MemoryPlan
     group_plans: dict
+    lowered: dict = field(default_factory=dict)
 
     @property
     def structure(self) -> tuple:
-        """What the code depends on beyond names: which fused groups run in blocks."""
-        return tuple(p.blocking is None for p in self.group_plans.values())
+        """What the code depends on beyond names: which fused groups run in blocks, and what
+        a lowering emits for a group or node at this shape (``lowering.structure``)."""
+        groups = tuple(self.lowered.get(g, p.blocking is None) for g, p in self.group_plans.items())
+        return groups, tuple(code for key, code in self.lowered.items() if key not in self.group_plans)
 
     @classmethod
     def of(cls, layout: Layout, attributes: dict, inputs: list, block_bytes: int, threads: int,
@@ -134,14 +137,15 @@ class ShapePlan:
                 raise Unsupported(f"{value.name} has no elements")
             by_key[value.key] = value
             by_key.update((part.key, part) for part in value.parts)
-        steps = layout.steps
+        steps, lowered = layout.steps, {}
         if lowering is not None:  # nodes a lowering computes at another node's step (native row prologues)
             steps = {**steps, **{node: steps[at] for node, at in lowering.relocated(layout.groups, values).items()}}
+            lowered = lowering.structure(layout.groups, values)
         memory = plan_memory(steps, values)
         plans = {g: plan_group(g, values, block_bytes, threads) for g in layout.groups}
         memory.arena_bytes = max([p.arena_bytes for p in plans.values()], default=0)
         memory.zeros_bytes = max([p.zeros_bytes for p in plans.values()], default=0)
-        return cls(values, by_key, memory, plans)
+        return cls(values, by_key, memory, plans, lowered)
 
 
 class ShapeState(list):
@@ -205,7 +209,7 @@ class Specializations:
         self.variants: list = []  # Programs of a symbolic graph, one per code structure
         self.eager_reason: str | None = None  # why the first signature runs eagerly, if it does
         self.symbolic = is_symbolic(gm.graph)
-        self.all_sizes = self.symbolic and lowering is None  # NOTE: [signatures]
+        self.all_sizes = self.symbolic  # NOTE: [signatures]
         self.symbolic_inputs = tuple(i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")
                                      if _has_symbolic_geometry(n.meta.get("val")))
         self._lock = threading.Lock()
@@ -260,7 +264,8 @@ class Specializations:
             layout = program.layout
             propagate(layout.graph, self.attributes, args)
             try:
-                shape = ShapePlan.of(layout, self.attributes, list(args), self.block_bytes, self.workers.threads)
+                shape = ShapePlan.of(layout, self.attributes, list(args), self.block_bytes, self.workers.threads,
+                                     self.lowering)
             except Unsupported:
                 continue
             if shape.structure == program.function.structure:

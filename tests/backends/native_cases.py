@@ -12,6 +12,8 @@ needs_compiler = pytest.mark.skipif(native_skip_reason() is not None, reason=f"n
 class Recording:
     """A NativeBackend that keeps the debug text (NumPy code and C source) of every graph."""
 
+    symbolic_shapes = True  # like the backend it wraps: a graph with symbolic sizes comes whole
+
     def __init__(self):
         self.backend = NativeBackend()
         self.codes = []

@@ -156,3 +156,32 @@ def test_idle_openmp_threads_sleep_unless_the_user_chose(chosen, tmp_path):
             "print(os.environ.get('OMP_WAIT_POLICY'))")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.stdout.split()[-1] == (chosen or "PASSIVE"), out.stderr[-2000:]
+
+
+@needs_compiler
+def test_a_symbolic_graph_builds_one_library_for_every_size(monkeypatch):
+    # dynamic=True: sizes and strides reach the kernels at run time (a per-shape argument
+    # block), so one generated function and one shared object serve sizes 5, 9 and 17.
+    import dynamo_lite.backends.native as native
+
+    built = []
+
+    def counting_build(source):
+        built.append(source)
+        return build(source)
+
+    monkeypatch.setattr(native, "build", counting_build)
+
+    def f(x, w, b):
+        h = dl.nn.functional.layer_norm(x * 2 + 1, (x.shape[-1],), w, b)
+        return dl.softmax(h.tanh(), -1) + x.shape[0], (x - 1).relu()
+
+    recording = Recording()
+    compiled = dl.compile(f, backend=recording, dynamic=True)
+    dl.manual_seed(0)
+    w, b = dl.randn(12), dl.randn(12)
+    for n in (5, 9, 17):
+        x = dl.randn(n, 12)
+        assert_equal_values(compiled(x, w, b), f(x, w, b), **ULPS)
+    assert len(recording.codes) == 1 and "dl_row" in recording.codes[0] and "dl_group" in recording.codes[0]
+    assert len(built) == 1, f"{len(built)} builds for 3 sizes"
