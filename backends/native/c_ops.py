@@ -1,8 +1,8 @@
 """C expressions of pointwise ops, mirroring the NumPy templates' operation order.
 
 NOTE: [native exactness] An op is lowered only where the NumPy templates apply (float32
-or float64 output, every tensor argument already of that dtype, scalars converted to
-it, no keyword arguments except gelu's ``approximate``): then each member is the
+or float64 output, every tensor argument already of that dtype but masked_fill's bool
+mask, scalars converted to it, no keyword arguments except gelu's ``approximate``): then each member is the
 same sequence of IEEE operations as its kernel, in the same dtype. Arithmetic is
 bit-identical (no FMA contraction, no reassociation); libm and libmvec functions differ
 from NumPy's by a few ulp at most and keep NaN and infinity. Everything else (integer
@@ -19,6 +19,9 @@ from dynamo_lite.graph.node import Node
 from dynamo_lite.ops.unary import GELU_TANH_K
 
 C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+BOOL = np.dtype(np.bool_)
+# The element types kernels read operands as (a bool is one byte holding 0 or 1).
+OPERAND_TYPES = {**C_TYPES, BOOL: "unsigned char"}
 
 # Math functions called inside loops: declared "omp declare simd" so that gcc calls
 # glibc's vector variants (libmvec) when they exist (see toolchain.VECTOR_MATH_LIBS).
@@ -107,6 +110,7 @@ C_OPS = {
     "gelu": _gelu_erf,
     "gelu_tanh": _gelu_tanh,
     "maximum": lambda t, a: f"dl_max_{t}({a[0]}, {a[1]})",
+    "masked_fill": lambda t, a: f"({a[1]} ? {a[2]} : {a[0]})",  # the mask is a bool tensor
     "minimum": lambda t, a: f"dl_min_{t}({a[0]}, {a[1]})",
 }
 
@@ -148,10 +152,11 @@ def lowerable(node) -> bool:
     if node.kwargs and not (node.target.name == "gelu" and set(node.kwargs) == {"approximate"}
                             and node.kwargs["approximate"] in ("none", "tanh")):
         return False
-    for arg in node.args:
+    for position, arg in enumerate(node.args):
         arg_meta = getattr(arg, "meta", {}).get("val") if hasattr(arg, "meta") else None
         if arg_meta is not None:
-            if getattr(getattr(arg_meta, "_dtype", None), "numpy", None) != dtype:
+            expected = BOOL if (node.target.name, position) == ("masked_fill", 1) else dtype
+            if getattr(getattr(arg_meta, "_dtype", None), "numpy", None) != expected:
                 return False
         elif type(arg) not in (bool, int, float):
             return False

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from ..numpy.blocking import broadcast_strides, iteration_dims
-from .c_ops import C_TYPES, member_lines
+from .c_ops import OPERAND_TYPES, member_lines
 
 CHUNK = 16384  # innermost elements per task: a few hundred KiB of operands, cache-resident
 # Below this many elements a kernel runs on the calling thread alone: waking OpenMP threads
@@ -64,7 +64,7 @@ def group_source(name: str, plan, operands: list, inner_strides: list) -> str:
     lines += [f"      off{k} += at * strides[{k} * ndim + d];" for k in range(len(operands))]
     lines.append("    }")
     for k, node in enumerate(operands):
-        ctype = C_TYPES[node.meta["val"]._dtype.numpy]
+        ctype = OPERAND_TYPES[node.meta["val"]._dtype.numpy]
         ctype_of[node] = ctype
         lines.append(f"    {ctype}* a{k} = ({ctype}*)p{k} + off{k};")
         if k < n_inputs and inner_strides[k] == 0:

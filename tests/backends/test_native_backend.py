@@ -185,3 +185,24 @@ def test_a_symbolic_graph_builds_one_library_for_every_size(monkeypatch):
         assert_equal_values(compiled(x, w, b), f(x, w, b), **ULPS)
     assert len(recording.codes) == 1 and "dl_row" in recording.codes[0] and "dl_group" in recording.codes[0]
     assert len(built) == 1, f"{len(built)} builds for 3 sizes"
+
+
+@needs_compiler
+def test_masked_fill_is_computed_inside_the_softmax_kernel():
+    # The causal-attention pattern: scale, fill the masked scores with -inf, softmax; the
+    # bool mask broadcasts over batch and heads. The C kernel equals eager's bits, -inf rows too.
+    mask = dl.tril(dl.ones(8, 8)).view(1, 1, 8, 8)
+
+    def attention_weights(scores, value):
+        return dl.softmax((scores * 0.25).masked_fill(mask == 0, value), -1)
+
+    scores = dl.randn(2, 3, 8, 8)
+    scores[0, 0, 2, 1] = float("nan")
+    for value in (float("-inf"), -3, dl.tensor(-2.5)):
+        recording = Recording()
+        compiled = dl.compile(attention_weights, backend=recording)
+        assert_equal_values(compiled(scores, value), attention_weights(scores, value), **ULPS)
+        assert recording.count("row") == 1 and "masked_fill" in recording.codes[0].split("native kernel dl_row")[1]
+    filled = dl.compile(lambda x, m: x.masked_fill(m, 7.5) * 2, backend="native")
+    x, m = dl.randn(5, 6, dtype=dl.float64), dl.randn(6) > 0
+    assert_equal_values(filled(x, m), x.masked_fill(m, 7.5) * 2, rtol=0, atol=0)
