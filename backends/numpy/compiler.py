@@ -120,7 +120,7 @@ class ShapePlan:
         """What the code depends on beyond names: which fused groups run in blocks, and what
         a lowering emits for a group or node at this shape (``lowering.structure``)."""
         groups = tuple(self.lowered.get(g, p.blocking is None) for g, p in self.group_plans.items())
-        return groups, tuple(code for key, code in self.lowered.items() if key not in self.group_plans)
+        return groups + tuple(code for key, code in self.lowered.items() if key not in self.group_plans)
 
     @classmethod
     def of(cls, layout: Layout, attributes: dict, inputs: list, block_bytes: int, threads: int,
