@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import ctypes
 
+import numpy as np
+
 from .c_ops import HELPERS, lowerable, math_declarations
+from .image_ops import PARSERS as IMAGE_OPS, conv2d_product, image_call, image_source
 from .kernel import group_geometry, group_source
 from .row_ops import parse_row_call
 from .rows import row_call, row_source
@@ -30,7 +33,8 @@ from .rows import row_call, row_source
 PREAMBLE = "#include <stdint.h>\n#include <math.h>\n" + math_declarations() + "\n" + HELPERS
 # The C parameters of each kind of kernel before its operand pointers, read from the
 # argument block's geometry ``g`` (see NOTE: [native calls]).
-LEADING = {"group": "g[0], g + 1, g + 1 + g[0], threads", "row": "g[0], g + 2, g[1], g + 2 + g[0], threads"}
+LEADING = {"group": "g[0], g + 1, g + 1 + g[0], threads", "row": "g[0], g + 2, g[1], g + 2 + g[0], threads",
+           "image": "g, threads"}
 
 
 class NativeLowering:
@@ -78,6 +82,10 @@ class NativeLowering:
                 kernels[group] = group_source("k", _GroupOnly(group, values), operands, [s[-1] for s in strides])
         relocated = {reader: group for group in groups for reader in [self.prologues.get(id(group))] if reader}
         for node in values:
+            if node.op == "call_function" and getattr(node.target, "name", None) in IMAGE_OPS:
+                call = image_call(node, values)
+                kernels[node] = None if call is None else image_source("k", call)
+                continue
             spec = parse_row_call(node) if node.op == "call_function" else None
             if spec is not None:
                 group = relocated.get(node)
@@ -114,7 +122,9 @@ class NativeLowering:
         return True
 
     def emit_node(self, builder, node) -> bool:
-        """Emit a reduction or normalization as a C row kernel; False to keep the NumPy code."""
+        """Emit a reduction, normalization or image op as a C kernel; False to keep the NumPy code."""
+        if getattr(node.target, "name", None) in IMAGE_OPS:  # size arithmetic nodes call plain functions
+            return self._emit_image(builder, node)
         spec = parse_row_call(node)
         if spec is None:
             return False
@@ -135,6 +145,27 @@ class NativeLowering:
 
         members = (list(group.nodes) if group is not None else []) + [node]
         self._emit_call(builder, "row", lambda name: row_source(name, call), members, call.operands, geometry)
+        return True
+
+    def _emit_image(self, builder, node) -> bool:
+        """max_pool2d as one kernel; conv2d as the gather kernel, then eager's product (NOTE: [native image ops])."""
+        call = image_call(node, builder.values)
+        if call is None:
+            return False
+        value = builder.values[node]
+        if value.root.kind == "fresh":
+            builder.allocate_fresh(value)
+        cols = None
+        if call.cols_shape is not None:
+            dtype = value.dtype.numpy
+            cols = lambda shape: np.empty(image_call(node, shape.values).cols_shape, dtype)  # noqa: E731
+        block = self._emit_call(builder, "image", lambda name: image_source(name, call), [node], call.operands,
+                                lambda shape: image_call(node, shape.values).words, cols)
+        if cols is not None:
+            weight, bias = node.args[1], (node.args[2] if len(node.args) > 2 else None)
+            arrays = [builder.argument(a) for a in (weight, bias)]
+            out = builder.array_of(value)
+            builder.emit(f"{builder.bind(conv2d_product, 'conv2d_product')}({block}[2], {', '.join(arrays)}, {out})")
         return True
 
     def finish(self, builder) -> None:
@@ -161,13 +192,17 @@ class NativeLowering:
     def _lowers(group, values: dict) -> bool:
         return all(lowerable(m) for m in group.nodes) and all(values[n].is_tensor for n in group.inputs)
 
-    def _emit_call(self, builder, kind: str, make_source, members: list, operands: list, geometry) -> None:
-        """Add a kernel and its entry point to the library, and emit its call (NOTE: [native calls])."""
+    def _emit_call(self, builder, kind: str, make_source, members: list, operands: list, geometry,
+                   scratch=None) -> str:
+        """Add a kernel and its entry point to the library, and emit its call (NOTE: [native calls]);
+        ``scratch(shape)`` makes an array per pool set passed after the operands. Returns the pool
+        entry: ``(block, arrays, scratch array)``."""
         c_name = f"dl_{kind}{len(self.functions)}"
         function = builder.fresh_name(f"_native_{members[0].name}")
-        pointers = ", ".join(f"(char*)(intptr_t)a[{k}]" for k in range(len(operands)))
+        count = len(operands) + (scratch is not None)
+        pointers = ", ".join(f"(char*)(intptr_t)a[{k}]" for k in range(count))
         self.sources.append(f"{make_source(c_name)}\n\nvoid {c_name}_call(const int64_t* a, int threads) {{\n"
-                            f"  const int64_t* g = a + {len(operands)};\n"
+                            f"  const int64_t* g = a + {count};\n"
                             f"  {c_name}({LEADING[kind]}, {pointers});\n}}")
         self.functions.append((f"{c_name}_call", function))
         values = [builder.values[n] for n in operands]
@@ -176,8 +211,10 @@ class NativeLowering:
         def argument_block(mem):
             shape = mem.shape
             arrays = [mem.array(shape.by_key[key]) if key is not None else None for key in pooled]
-            words = [a.ctypes.data if a is not None else 0 for a in arrays] + geometry(shape)
-            return (ctypes.c_int64 * len(words))(*words), arrays  # the arrays keep the pool memory alive
+            extra = scratch(shape) if scratch is not None else None
+            words = [a.ctypes.data if a is not None else 0 for a in arrays]
+            words += ([extra.ctypes.data] if extra is not None else []) + geometry(shape)
+            return (ctypes.c_int64 * len(words))(*words), arrays, extra  # the arrays keep the pool memory alive
 
         block = builder.pool_entry(f"{function}_args", argument_block)
         builder.emit(f"# native kernel {c_name}: {', '.join(m.name for m in members)}")
@@ -189,6 +226,7 @@ class NativeLowering:
         for k, address in stores:
             builder.emit(f"{target}[{k}] = {address}")
         builder.emit(f"{function}({target}, {builder.bind(self.threads, 'threads')}.value)")
+        return block
 
     def _address(self, builder, value) -> str:
         """An expression of the address of ``value``'s first element, for memory outside the pool:

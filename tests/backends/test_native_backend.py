@@ -206,3 +206,44 @@ def test_masked_fill_is_computed_inside_the_softmax_kernel():
     filled = dl.compile(lambda x, m: x.masked_fill(m, 7.5) * 2, backend="native")
     x, m = dl.randn(5, 6, dtype=dl.float64), dl.randn(6) > 0
     assert_equal_values(filled(x, m), x.masked_fill(m, 7.5) * 2, rtol=0, atol=0)
+
+
+@needs_compiler
+@pytest.mark.parametrize("stride, padding, dilation, ceil_mode", [(2, 0, 1, False), (1, 1, 1, False), (2, 1, 2, True),
+                                                                   (3, 1, 1, True)])
+def test_conv2d_and_max_pool2d_kernels_have_eager_bits(stride, padding, dilation, ceil_mode):
+    # The gather and the pooling windows are C loops; the product is eager's NumPy call.
+    F = dl.nn.functional
+
+    def f(x, w, b):
+        y = F.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation).relu()
+        return F.max_pool2d(y, 3, stride, padding, dilation, ceil_mode), F.max_pool2d(x, 2)
+
+    dl.manual_seed(0)
+    x, w, b = dl.randn(2, 3, 13, 11), dl.randn(5, 3, 3, 2), dl.randn(5)
+    x[1, 2, 4, 5] = float("nan")  # NaN wins every window holding it, as eager's maximum
+    x[0, 0, 0, 0] = float("inf")
+    recording = compare(f, x, w, b, kernels=1, tolerance=EXACT)
+    assert recording.count("image") == 3
+
+
+@needs_compiler
+def test_image_ops_take_sizes_at_run_time_and_keep_the_kernel_for_other_layouts():
+    F = dl.nn.functional
+
+    def f(x, w):
+        return F.max_pool2d(F.conv2d(x, w, padding=1), 2)
+
+    recording = Recording()
+    compiled = dl.compile(f, backend=recording, dynamic=True)
+    w = dl.randn(4, 3, 3, 3)
+    for size in (8, 11, 16):
+        x = dl.randn(2, 3, size, size + 1)
+        assert_equal_values(compiled(x, w), f(x, w), rtol=0, atol=0)
+    assert len(recording.codes) == 1 and recording.count("image") == 2
+    # channels_last: conv2d writes NHWC memory, which its kernel leaves to the registry kernel.
+    x = dl.randn(2, 3, 8, 8).contiguous(memory_format=dl.channels_last)
+    recording = Recording()
+    assert_equal_values(dl.compile(f, backend=recording)(x, w.contiguous(memory_format=dl.channels_last)),
+                        f(x, w.contiguous(memory_format=dl.channels_last)), rtol=0, atol=0)
+    assert recording.count("image") == 1  # the pooling only
