@@ -59,7 +59,8 @@ ROW_WORKLOADS = {
 HAND = {"softmax": lambda p, x: ref.softmax(x), "layer_norm": lambda p, x, w, b: ref.layer_norm(x, (WIDTH,), w, b)}
 TORCH_ROWS = {"softmax": lambda torch: (lambda p, x: torch.softmax(x, -1)),
               "layer_norm": lambda torch: (lambda p, x, w, b: torch.nn.functional.layer_norm(x, (WIDTH,), w, b))}
-DEFAULT = ("pointwise_chain", "softmax", "layer_norm", "mlp", "attention_block", "gpt")
+DEFAULT = ("pointwise_chain", "softmax", "layer_norm", "mlp", "lstm_cell", "attention_block", "small_cnn",
+           "small_cnn_channels_last", "gpt")
 
 FIRST_CALL = """
 import time, dynamo_lite as dl

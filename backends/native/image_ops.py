@@ -5,11 +5,11 @@ height, width and the input's strides; the output's size and strides) and bake i
 node's constants (kernel size, stride, padding, dilation), so one source serves every
 size. ``max_pool2d`` repeats eager's order per window: the first tap, then ``maximum``
 with each next one (NaN wins, as ``np.maximum``), a tap in the padding reading -inf.
-``conv2d`` (groups 1, an output in NCHW order) gathers the windows into the same
-``(N, C*KH*KW, OH*OW)`` matrix eager copies them into (NOTE: [conv2d as matmul] in
-ops/conv.py), a tap in the padding reading 0; the product and the bias are the same
-NumPy calls as eager's, so the result has eager's bits. Other cases (groups, a
-channels_last output, other dtypes) keep the registry kernel.
+``conv2d`` (groups 1) gathers the windows into the same matrix eager copies them into
+(NOTE: [conv2d as matmul] in ops/conv.py: ``(N, C*KH*KW, OH*OW)``, or for a channels_last
+output ``(N*OH*OW, KH*KW*C)``), a tap in the padding reading 0; the product and the bias
+are the same NumPy calls as eager's, so the result has eager's bits. Other cases
+(groups, other dtypes, an output in neither layout) keep the registry kernel.
 """
 from __future__ import annotations
 
@@ -40,15 +40,17 @@ class ImageCall:
     constants: tuple
     words: list
     ctype: str
+    channels_last: bool = False
 
     @property
     def cols_shape(self) -> tuple | None:
-        """conv2d's gathered windows ``(N, 1, C*KH*KW, OH*OW)`` (None for pooling)."""
+        """conv2d's gathered windows: ``(N, 1, C*KH*KW, OH*OW)``, channels_last ``(1, N*OH*OW, KH*KW*C)``
+        (None for pooling)."""
         if self.node.target.name != "conv2d":
             return None
         n, c, _, _, _, _, _, _, oh, ow = self.words[:10]
         kh, kw = self.constants[0]
-        return (n, 1, c * kh * kw, oh * ow)
+        return (1, n * oh * ow, kh * kw * c) if self.channels_last else (n, 1, c * kh * kw, oh * ow)
 
 
 def _pairs(values) -> bool:
@@ -69,18 +71,14 @@ def image_call(node, values: dict) -> ImageCall | None:
     read = operands + [a for a in node.args[1:3] if isinstance(a, Node)]  # conv2d's weight and bias
     if not all(values[n].is_tensor and values[n].dtype is out.dtype for n in read):
         return None
-    if name == "conv2d" and tuple(out.strides) != _contiguous(out.sizes):
-        return None  # the product writes (N, O, OH*OW) straight into the output
+    channels_last = False
+    if name == "conv2d":  # eager's choice of formula (ops/conv.py is_nhwc), on the output's flags
+        flags = np.lib.stride_tricks.as_strided(np.empty(1, out.dtype.numpy), out.sizes, out.byte_strides)
+        channels_last = not flags.flags.c_contiguous and flags.transpose(0, 2, 3, 1).flags.c_contiguous
+        if not (channels_last or flags.flags.c_contiguous):
+            return None
     words = [*x.sizes, *x.strides, *out.sizes[2:], *out.strides]
-    return ImageCall(node, operands + [node], constants, words, C_TYPES[out.dtype.numpy])
-
-
-def _contiguous(sizes) -> tuple:
-    strides, step = [], 1
-    for size in reversed(sizes):
-        strides.append(step)
-        step *= size
-    return tuple(reversed(strides))
+    return ImageCall(node, operands + [node], constants, words, C_TYPES[out.dtype.numpy], channels_last)
 
 
 def _conv2d(node):
@@ -104,74 +102,144 @@ PARSERS = {"conv2d": _conv2d, "max_pool2d": _max_pool2d}
 
 
 def image_source(name: str, call: ImageCall) -> str:
-    """The C function ``name(const int64_t* g, int threads, char* p...)`` of ``call``'s op."""
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
+    """The C function ``name(const int64_t* g, int threads, char* p...)`` of ``call``'s op: loops over
+    (image, channel) planes, or over (image, output row) with the channels innermost when the
+    memory is channels_last (NOTE: [native image ops])."""
     t = call.ctype
     pooling = call.node.target.name == "max_pool2d"
-    fill = "-INFINITY" if pooling else "0"
-    head = [f"void {name}(const int64_t* g, int threads, char* p0, char* p1{', char* p2' if not pooling else ''}) {{",
-            "  const int64_t N = g[0], C = g[1], H = g[2], W = g[3], xn = g[4], xc = g[5], xh = g[6], xw = g[7];",
-            "  const int64_t OH = g[8], OW = g[9], on = g[10], oc = g[11], oh_ = g[12], ow_ = g[13];",
-            f"  #pragma omp parallel for schedule(static) num_threads(threads) if(N * C * OH * OW >= {PARALLEL_MIN_ELEMENTS})",
-            "  for (int64_t nc = 0; nc < N * C; nc++) {",
-            "    const int64_t n = nc / C, c = nc % C;",
-            f"    const {t}* x = (const {t}*)p0 + n * xn + c * xc;"]
-    tap = (f"const int64_t h = oh * {sh} - {ph} + i * {dh}, w = ow * {sw} - {pw} + j * {dw};",
-           f"const {t} v = (h >= 0 && h < H && w >= 0 && w < W) ? x[h * xh + w * xw] : ({t}){fill};")
+    lines = [f"void {name}(const int64_t* g, int threads, char* p0, char* p1{'' if pooling else ', char* p2'}) {{",
+             "  const int64_t N = g[0], C = g[1], H = g[2], W = g[3], xn = g[4], xc = g[5], xh = g[6], xw = g[7];",
+             "  const int64_t OH = g[8], OW = g[9], on = g[10], oc = g[11], oh_ = g[12], ow_ = g[13];",
+             f"  const {t}* x0 = (const {t}*)p0;"]
+    parallel = f"  #pragma omp parallel for schedule(static) num_threads(threads) if(N * C * OH * OW >= {PARALLEL_MIN_ELEMENTS})"
     if pooling:
-        taps = [(i, j) for i in range(kh) for j in range(kw)]  # eager's order: the first tap, then maximum
-        def window(step: str) -> list:
-            loads = [f"r{i}[(w0 + {j * dw}){step}]" for i, j in taps]
-            return [f"{t} m = {loads[0]};"] + [f"m = dl_max_{t}(m, {load});" for load in loads[1:]]
-        fast = ([f"const {t}* r{i} = x + (h0 + {i * dh}) * xh;" for i in range(kh)]
-                + ["if (xw == 1) {",
-                   "  for (int64_t ow = lo; ow < hi; ow++) {", f"    const int64_t w0 = ow * {sw} - {pw};",
-                   *["    " + line for line in window("")], "    out[oh * oh_ + ow * ow_] = m;", "  }",
-                   "} else {",
-                   "  for (int64_t ow = lo; ow < hi; ow++) {", f"    const int64_t w0 = ow * {sw} - {pw};",
-                   *["    " + line for line in window(" * xw")], "    out[oh * oh_ + ow * ow_] = m;", "  }",
-                   "}"])
-        generic = ["m = (i == 0 && j == 0) ? v : dl_max_" + t + "(m, v);"]
-        body = [f"    {t}* out = ({t}*)p1 + n * on + c * oc;",
-                # Windows inside the image in width: ow in [lo, hi) (no bounds checks there).
-                f"    const int64_t lim = W - 1 - {(kw - 1) * dw} + {pw};",
-                f"    int64_t hi = lim < 0 ? 0 : lim / {sw} + 1, lo = ({pw} + {sw} - 1) / {sw};",
-                "    if (hi > OW) hi = OW;",
-                "    if (lo > hi) lo = hi;",
-                "    for (int64_t oh = 0; oh < OH; oh++) {",
-                f"      const int64_t h0 = oh * {sh} - {ph};",
-                f"      const int inside = h0 >= 0 && h0 + {(kh - 1) * dh} < H;",
-                "      for (int64_t ow = 0; ow < OW; ow++) {",
-                "        if (inside && ow == lo && lo < hi) {",
-                *["          " + line for line in fast],
-                "          ow = hi - 1;",
-                "          continue;",
-                "        }",
-                f"        {t} m = 0;",
-                f"        for (int64_t i = 0; i < {kh}; i++) {{",
-                f"          for (int64_t j = 0; j < {kw}; j++) {{",
-                f"            {tap[0]}", f"            {tap[1]}",
-                *[f"            {line}" for line in generic],
-                "          }", "        }",
-                "        out[oh * oh_ + ow * ow_] = m;",
-                "      }", "    }"]
-    else:  # cols[n][c][i][j][oh][ow], eager's im2col order
-        body = [f"    {t}* cols = ({t}*)p2 + nc * {kh * kw} * OH * OW;",
-                f"    for (int64_t i = 0; i < {kh}; i++) {{",
-                f"      for (int64_t j = 0; j < {kw}; j++) {{",
-                f"        {t}* row = cols + (i * {kw} + j) * OH * OW;",
-                "        for (int64_t oh = 0; oh < OH; oh++) {",
-                "          for (int64_t ow = 0; ow < OW; ow++) {",
-                f"            {tap[0]}", f"            {tap[1]}",
-                "            row[oh * OW + ow] = v;",
-                "          }", "        }", "      }", "    }"]
-    return "\n".join(head + body + ["  }", "}"])
+        lines += ["  if (xc == 1 && oc == 1 && C > 1) {", "  " + parallel,
+                  *["  " + line for line in _pool_channels_last(call)], "    return;", "  }",
+                  parallel, *_pool_planes(call)]
+    elif call.channels_last:
+        lines += [parallel, *_gather_channels_last(call)]
+    else:
+        lines += [parallel, *_gather_planes(call)]
+    return "\n".join(lines + ["}"])
+
+
+def _tap(call: ImageCall, fill: str) -> list:
+    """``v``: the input element of tap (i, j) of output (oh, ow) in plane ``x``, ``fill`` in the padding."""
+    (_, _), (sh, sw), (ph, pw), (dh, dw) = call.constants
+    return [f"const int64_t h = oh * {sh} - {ph} + i * {dh}, w = ow * {sw} - {pw} + j * {dw};",
+            f"const {call.ctype} v = (h >= 0 && h < H && w >= 0 && w < W) ? x[h * xh + w * xw] : ({call.ctype}){fill};"]
+
+
+def _pool_planes(call: ImageCall) -> list:
+    """Per (image, channel) plane; windows inside the image in width (ow in [lo, hi)) skip the bounds checks."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
+    t = call.ctype
+    taps = [(i, j) for i in range(kh) for j in range(kw)]  # eager's order: the first tap, then maximum
+
+    def window(step: str) -> list:
+        loads = [f"r{i}[(w0 + {j * dw}){step}]" for i, j in taps]
+        return ([f"for (int64_t ow = lo; ow < hi; ow++) {{", f"  const int64_t w0 = ow * {sw} - {pw};",
+                 f"  {t} m = {loads[0]};"] + [f"  m = dl_max_{t}(m, {load});" for load in loads[1:]]
+                + ["  out[oh * oh_ + ow * ow_] = m;", "}"])
+
+    fast = ([f"const {t}* r{i} = x + (h0 + {i * dh}) * xh;" for i in range(kh)]
+            + ["if (xw == 1) {", *["  " + line for line in window("")], "} else {",
+               *["  " + line for line in window(" * xw")], "}"])
+    return ["  for (int64_t nc = 0; nc < N * C; nc++) {",
+            "    const int64_t n = nc / C, c = nc % C;",
+            f"    const {t}* x = x0 + n * xn + c * xc;",
+            f"    {t}* out = ({t}*)p1 + n * on + c * oc;",
+            f"    const int64_t lim = W - 1 - {(kw - 1) * dw} + {pw};",
+            f"    int64_t hi = lim < 0 ? 0 : lim / {sw} + 1, lo = ({pw} + {sw} - 1) / {sw};",
+            "    if (hi > OW) hi = OW;",
+            "    if (lo > hi) lo = hi;",
+            "    for (int64_t oh = 0; oh < OH; oh++) {",
+            f"      const int64_t h0 = oh * {sh} - {ph};",
+            f"      const int inside = h0 >= 0 && h0 + {(kh - 1) * dh} < H;",
+            "      for (int64_t ow = 0; ow < OW; ow++) {",
+            "        if (inside && ow == lo && lo < hi) {",
+            *["          " + line for line in fast],
+            "          ow = hi - 1;",
+            "          continue;",
+            "        }",
+            f"        {t} m = 0;",
+            f"        for (int64_t i = 0; i < {kh}; i++) {{",
+            f"          for (int64_t j = 0; j < {kw}; j++) {{",
+            *["            " + line for line in _tap(call, "-INFINITY")],
+            f"            m = (i == 0 && j == 0) ? v : dl_max_{t}(m, v);",
+            "          }", "        }",
+            "        out[oh * oh_ + ow * ow_] = m;",
+            "      }", "    }", "  }"]
+
+
+def _pool_channels_last(call: ImageCall) -> list:
+    """Per (image, output row); each tap updates a pixel's channels in one unit-stride loop."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
+    t = call.ctype
+    return ["  for (int64_t no = 0; no < N * OH; no++) {",
+            "    const int64_t n = no / OH, oh = no % OH;",
+            "    for (int64_t ow = 0; ow < OW; ow++) {",
+            f"      {t}* restrict o = ({t}*)p1 + n * on + oh * oh_ + ow * ow_;",
+            f"      for (int64_t i = 0; i < {kh}; i++) {{",
+            f"        for (int64_t j = 0; j < {kw}; j++) {{",
+            f"          const int64_t h = oh * {sh} - {ph} + i * {dh}, w = ow * {sw} - {pw} + j * {dw};",
+            "          const int first = i == 0 && j == 0;",
+            "          if (h >= 0 && h < H && w >= 0 && w < W) {",
+            f"            const {t}* restrict r = x0 + n * xn + h * xh + w * xw;",
+            f"            for (int64_t c = 0; c < C; c++) o[c] = first ? r[c] : dl_max_{t}(o[c], r[c]);",
+            "          } else {",
+            f"            for (int64_t c = 0; c < C; c++) o[c] = first ? ({t})-INFINITY : dl_max_{t}(o[c], ({t})-INFINITY);",
+            "          }", "        }", "      }", "    }", "  }"]
+
+
+def _gather_planes(call: ImageCall) -> list:
+    """cols[n][c][i][j][oh][ow]: eager's NCHW im2col order."""
+    (kh, kw), _, _, _ = call.constants
+    t = call.ctype
+    return ["  for (int64_t nc = 0; nc < N * C; nc++) {",
+            "    const int64_t n = nc / C, c = nc % C;",
+            f"    const {t}* x = x0 + n * xn + c * xc;",
+            f"    {t}* cols = ({t}*)p2 + nc * {kh * kw} * OH * OW;",
+            f"    for (int64_t i = 0; i < {kh}; i++) {{",
+            f"      for (int64_t j = 0; j < {kw}; j++) {{",
+            f"        {t}* row = cols + (i * {kw} + j) * OH * OW;",
+            "        for (int64_t oh = 0; oh < OH; oh++) {",
+            "          for (int64_t ow = 0; ow < OW; ow++) {",
+            *["            " + line for line in _tap(call, "0")],
+            "            row[oh * OW + ow] = v;",
+            "          }", "        }", "      }", "    }", "  }"]
+
+
+def _gather_channels_last(call: ImageCall) -> list:
+    """cols[n][oh][ow][i][j][c]: eager's channels_last im2col order."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
+    t = call.ctype
+    return ["  for (int64_t no = 0; no < N * OH; no++) {",
+            "    const int64_t n = no / OH, oh = no % OH;",
+            f"    {t}* cols = ({t}*)p2 + no * OW * {kh * kw} * C;",
+            "    for (int64_t ow = 0; ow < OW; ow++) {",
+            f"      for (int64_t i = 0; i < {kh}; i++) {{",
+            f"        for (int64_t j = 0; j < {kw}; j++) {{",
+            f"          const int64_t h = oh * {sh} - {ph} + i * {dh}, w = ow * {sw} - {pw} + j * {dw};",
+            f"          {t}* restrict dst = cols + (ow * {kh * kw} + i * {kw} + j) * C;",
+            "          if (h >= 0 && h < H && w >= 0 && w < W) {",
+            f"            const {t}* restrict r = x0 + n * xn + h * xh + w * xw;",
+            "            for (int64_t c = 0; c < C; c++) dst[c] = r[c * xc];",
+            "          } else {",
+            f"            for (int64_t c = 0; c < C; c++) dst[c] = ({t})0;",
+            "          }", "        }", "      }", "    }", "  }"]
 
 
 def conv2d_product(cols, weight, bias, out) -> None:
-    """conv2d after the gather into ``cols`` (N, 1, C*KH*KW, OH*OW): eager's product and bias add."""
-    n, _, k, _ = cols.shape
-    o = weight.shape[0]
-    np.matmul(weight.reshape(1, o, k), cols, out=out.reshape(n, 1, o, -1))
+    """conv2d after the gather into ``cols``: eager's product and bias add (NOTE: [conv2d as matmul]):
+    NCHW ``(N, 1, C*KH*KW, OH*OW)`` times the weight, channels_last ``(1, N*OH*OW, KH*KW*C)``."""
+    n, o, oh, ow = out.shape
+    if cols.ndim == 3:
+        kkc = cols.shape[2]
+        c = kkc // (weight.shape[2] * weight.shape[3])
+        wmat = weight.reshape(1, o, c, weight.shape[2], weight.shape[3]).transpose(0, 3, 4, 2, 1).reshape(1, kkc, o)
+        np.matmul(cols, wmat, out=out.transpose(0, 2, 3, 1).reshape(n * oh * ow, 1, o).transpose(1, 0, 2))
+    else:
+        np.matmul(weight.reshape(1, o, cols.shape[2]), cols, out=out.reshape(n, 1, o, -1))
     if bias is not None:
         out += bias.reshape(-1, 1, 1)

@@ -228,22 +228,25 @@ def test_conv2d_and_max_pool2d_kernels_have_eager_bits(stride, padding, dilation
 
 
 @needs_compiler
-def test_image_ops_take_sizes_at_run_time_and_keep_the_kernel_for_other_layouts():
+def test_image_ops_take_sizes_at_run_time_and_follow_channels_last():
     F = dl.nn.functional
 
-    def f(x, w):
-        return F.max_pool2d(F.conv2d(x, w, padding=1), 2)
+    def f(x, w, b):
+        return F.max_pool2d(F.conv2d(x, w, b, padding=1), 2, padding=1)
 
     recording = Recording()
     compiled = dl.compile(f, backend=recording, dynamic=True)
-    w = dl.randn(4, 3, 3, 3)
+    w, b = dl.randn(4, 3, 3, 3), dl.randn(4)
     for size in (8, 11, 16):
         x = dl.randn(2, 3, size, size + 1)
-        assert_equal_values(compiled(x, w), f(x, w), rtol=0, atol=0)
+        assert_equal_values(compiled(x, w, b), f(x, w, b), rtol=0, atol=0)
     assert len(recording.codes) == 1 and recording.count("image") == 2
-    # channels_last: conv2d writes NHWC memory, which its kernel leaves to the registry kernel.
-    x = dl.randn(2, 3, 8, 8).contiguous(memory_format=dl.channels_last)
+    # channels_last: eager's other im2col order and product; the pooling loops over pixels.
+    x = dl.randn(2, 3, 9, 8).contiguous(memory_format=dl.channels_last)
+    x[1, :, 3, 3] = float("nan")
+    w = w.contiguous(memory_format=dl.channels_last)
     recording = Recording()
-    assert_equal_values(dl.compile(f, backend=recording)(x, w.contiguous(memory_format=dl.channels_last)),
-                        f(x, w.contiguous(memory_format=dl.channels_last)), rtol=0, atol=0)
-    assert recording.count("image") == 1  # the pooling only
+    expected = f(x, w, b)
+    actual = dl.compile(f, backend=recording)(x, w, b)
+    assert actual.stride() == expected.stride() and recording.count("image") == 2
+    assert_equal_values(actual, expected, rtol=0, atol=0)
