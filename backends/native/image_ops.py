@@ -214,10 +214,22 @@ def _gather_channels_last(call: ImageCall) -> list:
     """cols[n][oh][ow][i][j][c]: eager's channels_last im2col order."""
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
     t = call.ctype
+    # A window row inside the image of a dense NHWC input is KW*C consecutive elements in both.
+    dense = (f"      if ({dw} == 1 && xc == 1 && xw == C && ow * {sw} - {pw} >= 0 && ow * {sw} - {pw} + {kw - 1} < W) {{",
+             f"        for (int64_t i = 0; i < {kh}; i++) {{",
+             f"          const int64_t h = oh * {sh} - {ph} + i * {dh};",
+             f"          {t}* restrict dst = cols + (ow * {kh * kw} + i * {kw}) * C;",
+             f"          if (h < 0 || h >= H) {{ for (int64_t k = 0; k < {kw} * C; k++) dst[k] = ({t})0; continue; }}",
+             f"          const {t}* restrict r = x0 + n * xn + h * xh + (ow * {sw} - {pw}) * xw;",
+             f"          for (int64_t k = 0; k < {kw} * C; k++) dst[k] = r[k];",
+             "        }",
+             "        continue;",
+             "      }")
     return ["  for (int64_t no = 0; no < N * OH; no++) {",
             "    const int64_t n = no / OH, oh = no % OH;",
             f"    {t}* cols = ({t}*)p2 + no * OW * {kh * kw} * C;",
             "    for (int64_t ow = 0; ow < OW; ow++) {",
+            *dense,
             f"      for (int64_t i = 0; i < {kh}; i++) {{",
             f"        for (int64_t j = 0; j < {kw}; j++) {{",
             f"          const int64_t h = oh * {sh} - {ph} + i * {dh}, w = ow * {sw} - {pw} + j * {dw};",
