@@ -15,10 +15,15 @@ import numpy  # noqa: F401  (maps NumPy's BLAS into the process)
 
 SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
            "openblas_set_num_threads", "MKL_Set_Num_Threads")
+GETTERS = {"scipy_openblas_set_num_threads64_": "scipy_openblas_get_num_threads64_",
+           "scipy_openblas_set_num_threads": "scipy_openblas_get_num_threads",
+           "openblas_set_num_threads64_": "openblas_get_num_threads64_",
+           "openblas_set_num_threads": "openblas_get_num_threads", "MKL_Set_Num_Threads": "MKL_Get_Max_Threads"}
 
 
 @functools.lru_cache(maxsize=1)
-def _blas_setter():
+def _blas_entry_points() -> tuple:
+    """(setter, getter) of NumPy's BLAS thread count, each None where not found."""
     try:
         with open("/proc/self/maps") as f:
             paths = {line.split()[-1] for line in f if "blas" in line.lower() or "mkl" in line.lower()}
@@ -33,14 +38,23 @@ def _blas_setter():
             setter = getattr(library, name, None)
             if setter is not None:
                 setter.argtypes, setter.restype = [ctypes.c_int], None
-                return setter
-    return None
+                getter = getattr(library, GETTERS[name], None)
+                if getter is not None:
+                    getter.argtypes, getter.restype = [], ctypes.c_int
+                return setter, getter
+    return None, None
 
 
 def set_blas_threads(n: int) -> bool:
     """Ask NumPy's BLAS to use ``n`` threads; False if its entry point was not found."""
-    setter = _blas_setter()
+    setter = _blas_entry_points()[0]
     if setter is None:
         return False
     setter(n)
     return True
+
+
+def blas_threads() -> int | None:
+    """The threads NumPy's BLAS uses now, or None if its entry point was not found."""
+    getter = _blas_entry_points()[1]
+    return None if getter is None else int(getter())

@@ -121,14 +121,19 @@ def test_missing_compiler_falls_back_to_numpy(monkeypatch, caplog):
 
 
 def test_num_threads():
-    before = get_num_threads()
+    from dynamo_lite.backends.native.blas_threads import blas_threads, set_blas_threads
+
+    before, blas_before = get_num_threads(), blas_threads()
     try:
         set_num_threads(1)
         assert get_num_threads() == 1
+        assert blas_threads() in (1, None)  # None: this NumPy's BLAS has no known entry point
         with pytest.raises(ValueError, match="positive int"):
             set_num_threads(0)
     finally:
         set_num_threads(before)
+        if blas_before is not None:  # the process's own setting (OPENBLAS_NUM_THREADS=1 in benchmarks)
+            set_blas_threads(blas_before)
 
 
 @needs_compiler
