@@ -243,18 +243,19 @@ class NativeLowering:
 
 
 class AddressCache:
-    """The address of a tensor's storage, refreshed when the tensor gets another storage."""
+    """The address of a tensor's storage, refreshed when the tensor gets another storage (one
+    tuple, swapped whole: a concurrent call never sees a new storage with the old address)."""
 
-    __slots__ = ("data", "address")
+    __slots__ = ("entry",)
 
     def __init__(self):
-        self.data, self.address = None, 0
+        self.entry = (None, 0)
 
     def of(self, tensor) -> int:
-        data = tensor._storage.data
-        if data is not self.data:
-            self.data, self.address = data, data.ctypes.data
-        return self.address
+        data, entry = tensor._storage.data, self.entry
+        if entry[0] is not data:
+            entry = self.entry = (data, data.ctypes.data)
+        return entry[1]
 
 
 def _prologue_reader(group, values: dict):

@@ -255,3 +255,20 @@ def test_image_ops_take_sizes_at_run_time_and_follow_channels_last():
     actual = dl.compile(f, backend=recording)(x, w, b)
     assert actual.stride() == expected.stride() and recording.count("image") == 2
     assert_equal_values(actual, expected, rtol=0, atol=0)
+
+
+@needs_compiler
+def test_a_parameter_given_new_storage_is_read_from_it():
+    # Kernels read parameters by address, cached per storage: `.data = ...` rebinds it (the
+    # guards recompile such a graph too; the cache must not hand out the old address anyway).
+    from dynamo_lite.backends.native.lowering import AddressCache
+
+    model = dl.nn.Sequential(dl.nn.LayerNorm(6), dl.nn.Tanh())
+    compiled = dl.compile(model, backend="native")
+    x = dl.randn(3, 6)
+    assert_equal_values(compiled(x), model(x), **ULPS)
+    weight, cache = model[0].weight, AddressCache()
+    assert cache.of(weight) == weight._storage.data_ptr()
+    weight.data = dl.randn(6)
+    assert cache.of(weight) == weight._storage.data_ptr()
+    assert_equal_values(compiled(x), model(x), **ULPS)
