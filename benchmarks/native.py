@@ -118,6 +118,7 @@ def variants(name: str, torch) -> dict:
         from . import torch_peer
         fn = TORCH_ROWS[name](torch) if name in TORCH_ROWS else torch_peer.TORCH_WORKLOADS[name]
         t_params, t_inputs = torch_peer.to_torch(params, arrays)
+        torch._dynamo.reset()  # every workload's lambda shares one code object: past 8, torch runs it eagerly
         compiled = torch.compile(lambda *xs: fn(t_params, *xs))
         with torch.inference_mode():
             compiled(*t_inputs)
