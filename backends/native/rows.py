@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from ..numpy.blocking import broadcast_strides
-from .c_ops import C_TYPES, OPERAND_TYPES, member_lines
+from .c_ops import C_TYPES, member_lines
 from .kernel import PARALLEL_MIN_ELEMENTS
 from .row_ops import ROW_BODIES, BodyContext, RowSpec
 
@@ -109,9 +109,8 @@ def row_source(name: str, call: RowCall) -> str:
              "      rest /= sizes[d];",
              *[f"      off{k} += at * strides[{k} * ndim + d];" for k in range(count)],
              "    }"]
-    for k, operand in enumerate(operands[:-1]):
-        ot = OPERAND_TYPES[operand.meta["val"]._dtype.numpy]  # a prologue may read a bool mask
-        lines.append(f"    const {ot}* restrict a{k} = (const {ot}*)p{k} + off{k};")
+    for k in range(count - 1):
+        lines.append(f"    const {t}* restrict a{k} = (const {t}*)p{k} + off{k};")
     lines.append(f"    {t}* restrict out = ({t}*)p{count - 1} + off{count - 1};")
     element = _element_lines(call, t)
     extras = [f"a{len(call.inputs) + j}" for j in range(len(call.extras))]
