@@ -78,8 +78,9 @@ class NativeLowering:
             if reader is not None:
                 kernels[group] = ("prologue of", reader.name)
             elif self._lowers(group, values):
-                operands, _, strides = group_geometry(_GroupOnly(group, values), values)
-                kernels[group] = group_source("k", _GroupOnly(group, values), operands, [s[-1] for s in strides])
+                plan = _GroupOnly(group, values)
+                operands, _, strides = group_geometry(plan, values)
+                kernels[group] = group_source("k", plan, operands, [s[-1] for s in strides])
         relocated = {reader: group for group in groups for reader in [self.prologues.get(id(group))] if reader}
         for node in values:
             if node.op == "call_function" and getattr(node.target, "name", None) in IMAGE_OPS:
