@@ -87,6 +87,19 @@ def handler_chain(handlers: list, index: int) -> tuple:
     return (handler if handler is not None and handler.real else None), passed
 
 
+def in_cleanup(handlers: list, instructions, index: int) -> bool:
+    """Is instruction ``index`` part of a cleanup's own code (from its first instruction to
+    its RERAISE), where the stack holds the interpreter's offsets (lasti)?"""
+    for handler in handlers:
+        if handler.kind != "clause" and handler.target <= index:
+            end = handler.target
+            while end < len(instructions) and instructions[end].opname != "RERAISE":
+                end += 1
+            if index <= end:
+                return True
+    return False
+
+
 def in_try_block(handlers: list, index: int) -> bool:
     """Does an exception raised by instruction ``index`` reach an except/finally clause?"""
     return handler_chain(handlers, index)[0] is not None

@@ -5,7 +5,7 @@ from bytecode import Bytecode, Instr, Label
 
 from ..bytecode import compat
 from ..errors import Unsupported, UserError
-from .exceptions import in_try_block
+from .exceptions import in_cleanup, in_try_block
 from .try_breaks import NO_ROUTE, ExceptionRoute
 from .loops import LoopExit, loop_exits
 from ..bytecode.liveness import live_locals
@@ -64,16 +64,18 @@ class BreakPlan:
                 self.locals[name] = var
         name = self.instruction.opname
         stack = snapshot.stack
-        if any(not 0 <= slot < len(stack) for slot, _ in snapshot.exception_slots):
-            # (a with statement's cleanup: the stack holds the interpreter's own offsets)
-            raise Unsupported(f"{reason.reason} (inside an exception handler's cleanup, the frame runs eagerly)",
-                              reason.filename, reason.lineno, reason.hint)
         self.exception = None
         if isinstance(reason, UserError) and name not in compat.EAGER_STACK_EFFECTS and graph_has_work \
                 and not at_loop_head and not in_try_block(tx.exception_handlers, snapshot.index):
             # Running this instruction again would not raise (e.g. a loop over a dict the
             # frame resized): raise what the program raises, after the graph and effects.
             self.mode, self.exception = "raise", reason.exception
+        elif in_cleanup(tx.exception_handlers, tx.instructions, snapshot.index) \
+                or any(not 0 <= slot < len(stack) for slot, _ in snapshot.exception_slots):
+            # (a cleanup's own code: the stack holds the interpreter's offsets, no resume
+            # function can take them over)
+            raise Unsupported(f"{reason.reason} (inside an exception handler's cleanup, the frame runs eagerly)",
+                              reason.filename, reason.lineno, reason.hint)
         else:
             stack[:] = [v.frozen(tx) if isinstance(v, IteratorVariable) else v for v in stack]
         # An exception of the instruction run in between goes to a resume function at its
