@@ -20,6 +20,7 @@ import numpy as np
 
 import dynamo_lite as dl
 import dynamo_lite.nn.functional as F
+from dynamo_lite.backends.native.blas_threads import blas_threads, set_blas_threads
 
 SPARK = "▁▂▃▄▅▆▇█"
 #: Loss curves of the two runs agree within this (float32 rounding, over hundreds of steps).
@@ -222,13 +223,15 @@ def demo_train(models, steps: int, backend: str, tasks: list, png: str | None = 
         print(f"unknown training task(s) {unknown}; choose from {', '.join(TASKS)}", file=sys.stderr)
         return 2
     print(f"dynamo_lite training demo: backend {backend!r}, {steps} steps per run, {threads} thread(s)", file=out)
-    previous = dl.get_num_threads()
+    previous, previous_blas = dl.get_num_threads(), blas_threads()
     dl.set_num_threads(threads)
     try:
         with dl.enable_grad():
             results = [run_task(TASKS[name](models), steps, backend, out) for name in tasks]
     finally:
         dl.set_num_threads(previous)
+        if previous_blas is not None:  # the BLAS may have been pinned apart (OPENBLAS_NUM_THREADS=1)
+            set_blas_threads(previous_blas)
     if png:
         plot(results, png, out)
     dl.reset()

@@ -28,7 +28,7 @@ def _blas_entry_points() -> tuple:
         with open("/proc/self/maps") as f:
             paths = {line.split()[-1] for line in f if "blas" in line.lower() or "mkl" in line.lower()}
     except OSError:
-        return None
+        return None, None
     for path in sorted(paths):
         try:
             library = ctypes.CDLL(path)

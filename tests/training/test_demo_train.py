@@ -5,12 +5,19 @@ import io
 import re
 
 from dynamo_lite import cli, demo_train
+from dynamo_lite.backends.native.blas_threads import blas_threads, set_blas_threads
 from dynamo_lite.demo_train import SPARK, sparkline
 
 
 def test_demo_train_runs_both_models_and_their_curves_agree(capsys, tmp_path):
     png = tmp_path / "curves.png"
-    assert cli.main(["demo", "--train", "--steps", "12", "--backend", "eager", "--png", str(png)]) == 0
+    blas_before = blas_threads()
+    if blas_before is not None:
+        set_blas_threads(1)  # pinned apart from the kernel threads, as OPENBLAS_NUM_THREADS=1 does
+    assert cli.main(["demo", "--train", "--steps", "12", "--backend", "eager", "--threads", "2", "--png", str(png)]) == 0
+    if blas_before is not None:
+        assert blas_threads() == 1, "the demo left NumPy's BLAS on another thread count"
+        set_blas_threads(blas_before)
     out = capsys.readouterr().out
     for name in ("gpt", "small_cnn"):
         assert re.search(rf"^{name}: .*AdamW, 12 steps$", out, re.M), out
