@@ -5,10 +5,9 @@ dims (consecutive dims of the input, merged into one dim of length ``R``) and, a
 them, the kept dims (each row's position, at run time: sizes and strides per operand).
 Every operand must step through a row by 1 (contiguous) or 0 (broadcast, e.g. a
 reduction's own output or a kept-dim bias), so each pass over a row is a unit-stride
-loop gcc vectorizes. Sums accumulate in double (float32 and float64 inputs alike): at
-least as exact as NumPy's pairwise float32 sums eager uses, within torch's float32
-tolerance. Each body repeats eager's operation order in the output dtype otherwise
-(softmax: max, exp of the difference, sum, scaling by the sum's reciprocal; layer_norm: mean, mean of squared
+loop gcc vectorizes. Sums run in the element type in NumPy's pairwise order (NOTE:
+[native sums]), and each body repeats eager's operation order in the element type
+(softmax: max, exp of the difference, sum, division by the sum; layer_norm: mean, mean of squared
 deviations, ``+ eps``, ``1 / sqrt``, scale, shift), so NaN and infinity come out as in
 eager (a NaN anywhere in a row makes the max NaN, and so the whole row, as NumPy's
 ``amax`` does). Anything else (other dtypes, a ``dtype=`` cast, strided rows,
@@ -99,19 +98,27 @@ def parse_row_call(node) -> RowSpec | None:
 
 
 # -- loop bodies ----------------------------------------------------------------------------
+PAIRWISE_LEAF = 128  # NumPy's pairwise-summation block: rows up to this long are one leaf
+
+
 class BodyContext:
     """What a body writes with: the element type, the row input's definition, the operands.
 
     Attributes:
-        t: the C element type; ``acc`` the accumulator type (double).
+        t: the C element type (sums accumulate in it, as NumPy's do).
         element: lines defining ``x`` (the input element at index ``i``) inside a loop.
         out: the output pointer (a row for normalizations, one element for reductions).
         extra: pointers of the extras (``w``, ``b``) in the RowSpec's order.
         params: the RowSpec's params.
+        name: the row kernel's C name (its helper functions are named after it).
+        pointers: the row pointers' declarations (``const float* restrict a0``, ...) and ``names``.
+        helpers: C functions the body calls (emitted before the kernel).
     """
 
-    def __init__(self, t, element, out, extra, params):
-        self.t, self.acc, self.element, self.out, self.extra, self.params = t, "double", element, out, extra, params
+    def __init__(self, t, element, out, extra, params, name="dl_row", pointers=(), names=()):
+        self.t, self.element, self.out, self.extra, self.params = t, element, out, extra, params
+        self.name, self.pointers, self.names = name, list(pointers), list(names)
+        self.helpers: list = []
 
     def loop(self, reduction: str = "", body: list = (), element: bool = True) -> list:
         """A vectorized loop over the row running ``body`` (with ``x`` defined unless not ``element``)."""
@@ -122,9 +129,16 @@ class BodyContext:
     def lit(self, value) -> str:
         return literal(value, self.t)
 
-    def total(self, name: str = "acc", value: str = "x") -> list:
-        """``name`` = the double sum of ``value`` over the row."""
-        return [f"double {name} = 0;"] + self.loop(f"reduction(+:{name})", [f"{name} += (double)({value});"])
+    def total(self, name: str = "acc", value: str = "x", scalars: tuple = (), body: list = ()) -> list:
+        """``name`` = the sum of ``value`` over the row in NumPy's pairwise order (NOTE: [native sums]);
+        ``body`` lines run per element before (softmax stores each term), ``scalars`` are the row's
+        constants ``value`` reads."""
+        function = f"{self.name}_sum{len(self.helpers)}"
+        parameters = ", ".join(self.pointers + [f"{self.t} {s}" for s in scalars] + ["int64_t lo", "int64_t n"])
+        self.helpers.append(pairwise_function(function, self.t, parameters, self.names + list(scalars),
+                                              self.element + list(body), value))
+        arguments = ", ".join(self.names + list(scalars) + ["0", "R"])
+        return [f"const {self.t} {name} = ({self.t})0 + {function}({arguments});"]
 
     def extremum(self, greater: bool) -> list:
         """``m`` = the row's max (min), NaN if the row holds one (as NumPy's amax/amin)."""
@@ -134,8 +148,58 @@ class BodyContext:
                 + self.loop(f"reduction({kind}:m) reduction(|:nan)", [f"m = x {better} m ? x : m;", "nan |= x != x;"])
                 + [f"if (nan) m = ({self.t})NAN;"])
 
+    def mean_of(self, name: str, total: str) -> str:
+        """NumPy's mean: the sum divided by the count in double, rounded to the element type."""
+        return f"const {self.t} {name} = ({self.t})((double){total} / (double)R);"
+
     def mean_of_row(self) -> list:
-        return self.total() + [f"const {self.t} mean = ({self.t})(acc / (double)R);"]
+        return self.total() + [self.mean_of("mean", "acc")]
+
+
+def pairwise_function(name: str, t: str, parameters: str, arguments: list, step: list, value: str) -> str:
+    """A C function summing ``value`` over row indices ``[lo, lo + n)`` in NumPy's pairwise order.
+
+    NOTE: [native sums] Eager sums float32 (and float64) rows with NumPy's pairwise
+    summation, in the element type: a row of at most 128 elements is one leaf (below 8
+    elements a plain loop; else 8 running sums over the elements i = j mod 8, combined as
+    ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the remainder added in order); a longer
+    row splits at half its length rounded down to a multiple of 8, both halves summed
+    the same way and added. The C kernels repeat exactly this (the 8 running sums are
+    one vector register), so sums, means, variances and layer_norm's statistics equal
+    eager's bits; NumPy's reductions of a unit-stride row always take this path.
+    """
+    def at(index: str) -> list:
+        return [f"const int64_t i = {index};"] + step
+
+    def block(index: str, update: str) -> list:
+        return ["{", *("  " + line for line in at(index) + [update]), "}"]
+
+    call = lambda lo, n: f"{name}({', '.join(arguments + [lo, n])})"  # noqa: E731
+    lines = [f"static {t} {name}({parameters}) {{",
+             f"  if (n > {PAIRWISE_LEAF}) {{",
+             "    int64_t half = n / 2;",
+             "    half -= half % 8;",
+             f"    return {call('lo', 'half')} + {call('lo + half', 'n - half')};",
+             "  }",
+             f"  {t} res = 0;",
+             "  int64_t k = 0;",
+             "  if (n >= 8) {",
+             f"    {t} r[8];",
+             "    #pragma omp simd",
+             "    for (int64_t j = 0; j < 8; j++)",
+             *("    " + line for line in block("lo + j", f"r[j] = {value};")),
+             "    for (k = 8; k < n - n % 8; k += 8) {",
+             "      #pragma omp simd",
+             "      for (int64_t j = 0; j < 8; j++)",
+             *("      " + line for line in block("lo + k + j", f"r[j] += {value};")),
+             "    }",
+             "    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));",
+             "  }",
+             "  for (; k < n; k++)",
+             *("  " + line for line in block("lo + k", f"res += {value};")),
+             "  return res;",
+             "}"]
+    return "\n".join(lines)
 
 
 def _fn(ctx, name, arg) -> str:
@@ -143,7 +207,7 @@ def _fn(ctx, name, arg) -> str:
 
 
 def _sum(ctx):
-    return ctx.total() + [f"{ctx.out}[0] = ({ctx.t})acc;"]
+    return ctx.total() + [f"{ctx.out}[0] = acc;"]
 
 
 def _mean(ctx):
@@ -151,13 +215,14 @@ def _mean(ctx):
 
 
 def _variance(ctx, root: bool):
-    # NumPy's var: the mean, the sum of squared deviations, divided by max(R - correction, 0).
-    correction = ctx.params["correction"]
-    lines = ctx.total() + ["const double mu = acc / (double)R;"]
-    lines += ctx.total("ss", "(x - mu) * (x - mu)")
+    # NumPy's var: the mean, the sum of squared deviations in the element type, divided in
+    # double by max(R - correction, 0); std is the element type's sqrt of that.
+    t, correction = ctx.t, ctx.params["correction"]
+    lines = ctx.mean_of_row()
+    lines += ctx.total("ss", "(x - mean) * (x - mean)", ("mean",))
     lines.append(f"double dof = (double)R - {correction!r}; if (dof < 0) dof = 0;")
-    value = "sqrt(ss / dof)" if root else "ss / dof"
-    return lines + [f"{ctx.out}[0] = ({ctx.t})({value});"]
+    lines.append(f"const {t} var = ({t})((double)ss / dof);")
+    return lines + [f"{ctx.out}[0] = {_fn(ctx, 'sqrt', 'var') if root else 'var'};"]
 
 
 def _extremum_body(greater):
@@ -165,28 +230,26 @@ def _extremum_body(greater):
 
 
 def _softmax(ctx):
+    # eager: exp(x - max) stored, its sum, the stored terms divided by the sum.
     t = ctx.t
     lines = ctx.extremum(True)
-    lines += ["double acc = 0;"] + ctx.loop("reduction(+:acc)", [f"const {t} e = {_fn(ctx, 'exp', 'x - m')};",
-                                                               f"{ctx.out}[i] = e;", "acc += (double)e;"])
-    # The total is in [1, R] (the max's own term is 1) or NaN: multiplying by its reciprocal
-    # instead of dividing (eager) is within an ulp and keeps NaN.
-    lines.append(f"const {t} scale = {ctx.lit(1.0)} / ({t})acc;")
-    return lines + ctx.loop(body=[f"{ctx.out}[i] = {ctx.out}[i] * scale;"], element=False)
+    lines += ctx.total("acc", "e", ("m",), [f"const {t} e = {_fn(ctx, 'exp', 'x - m')};", f"{ctx.out}[i] = e;"])
+    return lines + ctx.loop(body=[f"{ctx.out}[i] = {ctx.out}[i] / acc;"], element=False)
 
 
 def _log_softmax(ctx):
     t = ctx.t
-    lines = ctx.extremum(True) + ctx.total(value=_fn(ctx, "exp", "x - m"))
-    lines.append(f"const {t} lse = {_fn(ctx, 'log', f'({t})acc')};")
+    lines = ctx.extremum(True) + ctx.total(value=_fn(ctx, "exp", "x - m"), scalars=("m",))
+    lines.append(f"const {t} lse = {_fn(ctx, 'log', 'acc')};")
     return lines + ctx.loop(body=[f"{ctx.out}[i] = (x - m) - lse;"])
 
 
 def _layer_norm_body(ctx):
     t, params = ctx.t, ctx.params
     lines = ctx.mean_of_row()
-    lines += ctx.total("ss", f"({t})((x - mean) * (x - mean))")
-    lines.append(f"const {t} var = ({t})(ss / (double)R) + {ctx.lit(params['eps'])};")
+    lines += ctx.total("ss", "(x - mean) * (x - mean)", ("mean",))
+    lines.append(ctx.mean_of("var0", "ss"))
+    lines.append(f"const {t} var = var0 + {ctx.lit(params['eps'])};")
     lines.append(f"const {t} rstd = {ctx.lit(1.0)} / {_fn(ctx, 'sqrt', 'var')};")
     value = "(x - mean) * rstd"
     extras = iter(ctx.extra)

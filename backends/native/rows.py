@@ -66,6 +66,8 @@ def row_call(node, spec: RowSpec, values: dict, prologue=None) -> RowCall | None
         inputs = [n for n in prologue.group.inputs if values[n].is_tensor]
         if len(inputs) != len(prologue.group.inputs) or tuple(prologue.shape) != shape:
             return None
+        if _row_stride(values[source].strides, shape, spec.dims) != 1:
+            return None  # eager's input is not unit-stride along the row: NumPy would not sum pairwise
     else:
         inputs = [source]
     kept = [d for d in range(len(shape)) if d not in spec.dims]
@@ -114,10 +116,13 @@ def row_source(name: str, call: RowCall) -> str:
     lines.append(f"    {t}* restrict out = ({t}*)p{count - 1} + off{count - 1};")
     element = _element_lines(call, t)
     extras = [f"a{len(call.inputs) + j}" for j in range(len(call.extras))]
-    body = ROW_BODIES[call.node.target.name](BodyContext(t, element, "out", extras, call.spec.params))
+    pointers = [f"const {t}* restrict a{k}" for k in range(count - 1)] + [f"{t}* restrict out"]
+    names = [f"a{k}" for k in range(count - 1)] + ["out"]
+    context = BodyContext(t, element, "out", extras, call.spec.params, name, pointers, names)
+    body = ROW_BODIES[call.node.target.name](context)
     lines += ["    " + line for line in body]
     lines += ["  }", "}"]
-    return "\n".join(lines)
+    return "\n\n".join(context.helpers + ["\n".join(lines)])
 
 
 def _element_lines(call: RowCall, t: str) -> list:

@@ -51,6 +51,27 @@ def test_nan_inf_rows_as_eager(op, dtype):
     compare(op, rows_of_specials(dtype), rows=1)
 
 
+@pytest.mark.parametrize("dtype", [dl.float32, dl.float64])
+@pytest.mark.parametrize("length", [1, 7, 8, 9, 127, 128, 129, 1000, 4099])
+def test_sums_and_statistics_have_eagers_bits(length, dtype):
+    # NOTE: [native sums]: NumPy's pairwise order in the element type, so the bits are eager's.
+    # Values spread over many magnitudes make any other summation order round differently.
+    rng = np.random.default_rng(length)
+    data = rng.standard_normal((3, length)) * np.exp(rng.standard_normal((3, length)) * 4) + 5
+    x = dl.tensor(data.astype(dtype.numpy))
+
+    def f(x):
+        return (x.sum(-1), x.mean(-1, keepdim=True), x.var(-1), x.std(-1, correction=0), x.var(-1, correction=0.5),
+                F.layer_norm(x, (length,)), (x * 1.5 + 0.25).sum(-1), x.sum())
+
+    recording = Recording()
+    expected, actual = f(x), dl.compile(f, backend=recording)(x)
+    assert recording.count("row") == 8 and recording.count("group") == 0, recording.codes
+    for index, (a, e) in enumerate(zip(actual, expected)):
+        assert a.dtype == e.dtype and a.shape == e.shape, index
+        assert a.numpy().tobytes() == e.numpy().tobytes(), (index, a.numpy(), e.numpy())
+
+
 @pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 33), (1, 1, 1)])
 def test_every_op_on_random_data(shape):
     x = dl.randn(*shape)
