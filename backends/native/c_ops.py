@@ -4,8 +4,9 @@ NOTE: [native exactness] An op is lowered only where the NumPy templates apply (
 or float64 output, every tensor argument already of that dtype but masked_fill's bool
 mask, scalars converted to it, no keyword arguments except gelu's ``approximate``): then each member is the
 same sequence of IEEE operations as its kernel, in the same dtype. Arithmetic is
-bit-identical (no FMA contraction, no reassociation); libm and libmvec functions differ
-from NumPy's by a few ulp at most and keep NaN and infinity. Everything else (integer
+bit-identical (no FMA contraction, no reassociation); transcendental functions (ours for
+float32 exp and tanh, NOTE: [native vmath]; libm / libmvec otherwise) differ from NumPy's
+by a few ulp at most and keep NaN and infinity. Everything else (integer
 wrap-around, promotion, half precision) stays with the NumPy backend's code.
 """
 from __future__ import annotations
@@ -17,6 +18,8 @@ import numpy as np
 from dynamo_lite.graph.node import Node
 
 from dynamo_lite.ops.unary import GELU_TANH_K
+
+from .vmath import VMATH_FUNCTIONS, VMATH_SOURCE
 
 C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 BOOL = np.dtype(np.bool_)
@@ -53,8 +56,16 @@ def literal(value, ctype: str) -> str:
     return f"(({ctype}){value.hex()})"  # double -> float rounds to nearest, as NumPy does
 
 
+def math_call(name: str, t: str, argument: str) -> str:
+    """C call of math function ``name`` in type ``t``: our vectorizable float32 version (NOTE:
+    [native vmath]) where there is one, else libm's (``expf``, ``exp``)."""
+    if t == "float" and name in VMATH_FUNCTIONS:
+        return f"{VMATH_FUNCTIONS[name]}({argument})"
+    return f"{name}{'f' if t == 'float' else ''}({argument})"
+
+
 def _fn(name):
-    return lambda t, a: f"{name}{'f' if t == 'float' else ''}({a[0]})"
+    return lambda t, a: math_call(name, t, a[0])
 
 
 def _binary(symbol):
@@ -120,7 +131,7 @@ static inline T dl_max_##T(T a, T b) { return a != a ? a : (b != b ? b : (a >= b
 static inline T dl_min_##T(T a, T b) { return a != a ? a : (b != b ? b : (a <= b ? a : b)); }
 DL_MINMAX(float)
 DL_MINMAX(double)
-"""
+""" + VMATH_SOURCE
 
 
 def c_op_name(node) -> str:

@@ -7,7 +7,7 @@ Every operand must step through a row by 1 (contiguous) or 0 (broadcast, e.g. a
 reduction's own output or a kept-dim bias), so each pass over a row is a unit-stride
 loop gcc vectorizes. Sums run in the element type in NumPy's pairwise order (NOTE:
 [native sums]), and each body repeats eager's operation order in the element type
-(softmax: max, exp of the difference, sum, division by the sum; layer_norm: mean, mean of squared
+(softmax: max, exp of the difference, sum, scaling by the sum's reciprocal; layer_norm: mean, mean of squared
 deviations, ``+ eps``, ``1 / sqrt``, scale, shift), so NaN and infinity come out as in
 eager (a NaN anywhere in a row makes the max NaN, and so the whole row, as NumPy's
 ``amax`` does). Anything else (other dtypes, a ``dtype=`` cast, strided rows,
@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 from dynamo_lite.graph.node import Node
 
-from .c_ops import C_TYPES, literal
+from .c_ops import C_TYPES, literal, math_call
+from .pairwise import pairwise_function
 
 
 @dataclass
@@ -98,9 +99,6 @@ def parse_row_call(node) -> RowSpec | None:
 
 
 # -- loop bodies ----------------------------------------------------------------------------
-PAIRWISE_LEAF = 128  # NumPy's pairwise-summation block: rows up to this long are one leaf
-
-
 class BodyContext:
     """What a body writes with: the element type, the row input's definition, the operands.
 
@@ -129,14 +127,13 @@ class BodyContext:
     def lit(self, value) -> str:
         return literal(value, self.t)
 
-    def total(self, name: str = "acc", value: str = "x", scalars: tuple = (), body: list = ()) -> list:
+    def total(self, name: str = "acc", value: str = "x", scalars: tuple = (), element: bool = True) -> list:
         """``name`` = the sum of ``value`` over the row in NumPy's pairwise order (NOTE: [native sums]);
-        ``body`` lines run per element before (softmax stores each term), ``scalars`` are the row's
-        constants ``value`` reads."""
+        ``scalars`` are the row's constants ``value`` reads, ``x`` is defined unless not ``element``."""
         function = f"{self.name}_sum{len(self.helpers)}"
         parameters = ", ".join(self.pointers + [f"{self.t} {s}" for s in scalars] + ["int64_t lo", "int64_t n"])
         self.helpers.append(pairwise_function(function, self.t, parameters, self.names + list(scalars),
-                                              self.element + list(body), value))
+                                              self.element if element else [], value))
         arguments = ", ".join(self.names + list(scalars) + ["0", "R"])
         return [f"const {self.t} {name} = ({self.t})0 + {function}({arguments});"]
 
@@ -156,54 +153,8 @@ class BodyContext:
         return self.total() + [self.mean_of("mean", "acc")]
 
 
-def pairwise_function(name: str, t: str, parameters: str, arguments: list, step: list, value: str) -> str:
-    """A C function summing ``value`` over row indices ``[lo, lo + n)`` in NumPy's pairwise order.
-
-    NOTE: [native sums] Eager sums float32 (and float64) rows with NumPy's pairwise
-    summation, in the element type: a row of at most 128 elements is one leaf (below 8
-    elements a plain loop; else 8 running sums over the elements i = j mod 8, combined as
-    ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the remainder added in order); a longer
-    row splits at half its length rounded down to a multiple of 8, both halves summed
-    the same way and added. The C kernels repeat exactly this (the 8 running sums are
-    one vector register), so sums, means, variances and layer_norm's statistics equal
-    eager's bits; NumPy's reductions of a unit-stride row always take this path.
-    """
-    def at(index: str) -> list:
-        return [f"const int64_t i = {index};"] + step
-
-    def block(index: str, update: str) -> list:
-        return ["{", *("  " + line for line in at(index) + [update]), "}"]
-
-    call = lambda lo, n: f"{name}({', '.join(arguments + [lo, n])})"  # noqa: E731
-    lines = [f"static {t} {name}({parameters}) {{",
-             f"  if (n > {PAIRWISE_LEAF}) {{",
-             "    int64_t half = n / 2;",
-             "    half -= half % 8;",
-             f"    return {call('lo', 'half')} + {call('lo + half', 'n - half')};",
-             "  }",
-             f"  {t} res = 0;",
-             "  int64_t k = 0;",
-             "  if (n >= 8) {",
-             f"    {t} r[8];",
-             "    #pragma omp simd",
-             "    for (int64_t j = 0; j < 8; j++)",
-             *("    " + line for line in block("lo + j", f"r[j] = {value};")),
-             "    for (k = 8; k < n - n % 8; k += 8) {",
-             "      #pragma omp simd",
-             "      for (int64_t j = 0; j < 8; j++)",
-             *("      " + line for line in block("lo + k + j", f"r[j] += {value};")),
-             "    }",
-             "    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));",
-             "  }",
-             "  for (; k < n; k++)",
-             *("  " + line for line in block("lo + k", f"res += {value};")),
-             "  return res;",
-             "}"]
-    return "\n".join(lines)
-
-
 def _fn(ctx, name, arg) -> str:
-    return f"{name}{'f' if ctx.t == 'float' else ''}({arg})"
+    return math_call(name, ctx.t, arg)
 
 
 def _sum(ctx):
@@ -229,18 +180,34 @@ def _extremum_body(greater):
     return lambda ctx: ctx.extremum(greater) + [f"{ctx.out}[0] = m;"]
 
 
+def _exp_terms(ctx) -> list:
+    """``m`` = the row's max, ``out[i] = exp(x - m)`` (a loop of its own: as wide as the vectors, where
+    the pairwise sum's leaves run 8 lanes), ``acc`` = their sum (eager's order).
+
+    A row whose max is NaN or infinite comes out all NaN in eager (a NaN term, or inf - inf,
+    reaches the sum); every other row has ``x - m`` in [-inf, 0], where exp cannot overflow.
+    """
+    out, t = ctx.out, ctx.t
+    bounded = "dl_expf_bounded(x - m)" if t == "float" else _fn(ctx, "exp", "x - m")
+    return (ctx.extremum(True)
+            + ["if (m != m || m == INFINITY || m == -INFINITY) {",
+               *("  " + line for line in ctx.loop(body=[f"{out}[i] = ({t})NAN;"], element=False)),
+               "  continue;",
+               "}"]
+            + ctx.loop(body=[f"{out}[i] = {bounded};"])
+            + ctx.total("acc", f"{out}[i]", element=False))
+
+
 def _softmax(ctx):
-    # eager: exp(x - max) stored, its sum, the stored terms divided by the sum.
+    # eager divides the terms by their sum; multiplying by its reciprocal is within an ulp (the
+    # sum is in [1, R] or NaN), as the exp itself is, and 16 times cheaper than a vector division.
     t = ctx.t
-    lines = ctx.extremum(True)
-    lines += ctx.total("acc", "e", ("m",), [f"const {t} e = {_fn(ctx, 'exp', 'x - m')};", f"{ctx.out}[i] = e;"])
-    return lines + ctx.loop(body=[f"{ctx.out}[i] = {ctx.out}[i] / acc;"], element=False)
+    lines = _exp_terms(ctx) + [f"const {t} scale = {ctx.lit(1.0)} / acc;"]
+    return lines + ctx.loop(body=[f"{ctx.out}[i] = {ctx.out}[i] * scale;"], element=False)
 
 
 def _log_softmax(ctx):
-    t = ctx.t
-    lines = ctx.extremum(True) + ctx.total(value=_fn(ctx, "exp", "x - m"), scalars=("m",))
-    lines.append(f"const {t} lse = {_fn(ctx, 'log', 'acc')};")
+    lines = _exp_terms(ctx) + [f"const {ctx.t} lse = {_fn(ctx, 'log', 'acc')};"]
     return lines + ctx.loop(body=[f"{ctx.out}[i] = (x - m) - lse;"])
 
 
