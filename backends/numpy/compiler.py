@@ -33,7 +33,7 @@ from dynamo_lite.graph import GraphModule, ShapeProp
 from dynamo_lite.graph.passes.fusion import FusionGroup, fusion_schedule, partition_pointwise
 from dynamo_lite.graph.passes.sizes import is_symbolic, propagate, signature_of, specialize
 from dynamo_lite.tensor.dtype import bfloat16
-from dynamo_lite.tensor.symint import has_symbols
+from dynamo_lite.tensor.symint import SymInt, has_symbols
 from dynamo_lite.tensor.tensor import Tensor
 
 from . import runtime
@@ -162,11 +162,12 @@ class ShapeState(list):
 
 
 def shape_key(args, positions: tuple) -> tuple:
-    """What a function for all sizes looks its pool sets up by: the geometry of the inputs
-    at ``positions`` (the generated code builds the same tuple)."""
+    """What a function for all sizes looks its pool sets up by: the geometry of the tensors
+    and the values of the ints at ``positions`` (the generated code builds the same tuple)."""
     key = []
     for i in positions:
-        key += (args[i]._sizes, args[i]._strides, args[i]._offset)
+        arg = args[i]
+        key += (arg._sizes, arg._strides, arg._offset) if isinstance(arg, Tensor) else (arg,)
     return tuple(key)
 
 
@@ -217,7 +218,7 @@ class Specializations:
     def build(self, inputs, *, propagate: bool):
         """The function for ``inputs``' signature (``gm.forward`` if the graph is not compilable)."""
         try:
-            _refuse_non_tensors(inputs)
+            _refuse_non_tensors(inputs, self.symbolic_inputs if self.all_sizes else ())
             program = self._variant(inputs) if self.all_sizes else self._specialized(inputs, propagate)
         except Unsupported as exc:
             log.debug("numpy backend runs %s eagerly: %s", getattr(self.gm, "class_name", "graph"), exc)
@@ -283,7 +284,7 @@ class Specializations:
         return function(*args)
 
     def _function_for(self, args, key):
-        if not all(isinstance(a, Tensor) for a in args):
+        if not _inputs_compilable(args, self.symbolic_inputs if self.all_sizes else ()):
             return self.gm.forward
         if len(self.functions) >= MAX_SIGNATURES:
             if not self.symbolic:
@@ -300,6 +301,8 @@ class Specializations:
 
 
 def _has_symbolic_geometry(meta) -> bool:
+    if type(meta) is SymInt:  # a symbolic int input (NOTE: [symbolic int inputs])
+        return True
     return has_symbols(getattr(meta, "_sizes", ())) or has_symbols(getattr(meta, "_strides", ()))
 
 
@@ -391,6 +394,9 @@ def _assemble(builder, graph, result: str, symbolic_inputs: tuple) -> str:
     checks = []
     for i, node in enumerate(placeholders):
         v = builder.values[node]
+        if not v.is_tensor:  # an int input of a symbolic graph: its value is in the shape key
+            checks.append(f"type({node.name}) is not int")
+            continue
         dtype = builder.bind(v.dtype, f"dl_{v.dtype.name}")
         if i not in symbolic_inputs:  # geometry of the others: the shape key
             checks.append(f"{node.name}._sizes != {v.sizes!r} or {node.name}._strides != {v.strides!r} "
@@ -402,7 +408,8 @@ def _assemble(builder, graph, result: str, symbolic_inputs: tuple) -> str:
         lines.append(f"    if {' or '.join(checks)}:")
         lines.append(f"        {respecialize}")
     if symbolic_inputs:
-        key = ", ".join(f"{params[i]}._sizes, {params[i]}._strides, {params[i]}._offset" for i in symbolic_inputs)
+        key = ", ".join(f"{params[i]}._sizes, {params[i]}._strides, {params[i]}._offset"
+                        if builder.values[placeholders[i]].is_tensor else params[i] for i in symbolic_inputs)
         lines.append(f"    _S = _shapes.get(({key},))")
         lines.append("    if _S is None:")
         lines.append(f"        {respecialize}")
@@ -435,8 +442,13 @@ def _compile(source: str, builder, shape: ShapePlan, respecialize, workers, clas
     return function
 
 
-def _refuse_non_tensors(inputs) -> None:
-    if any(not isinstance(x, Tensor) for x in inputs):
+def _inputs_compilable(inputs, symbolic_inputs: tuple) -> bool:
+    """Tensors, and the ints of a symbolic graph's symbolic int inputs."""
+    return all(isinstance(x, Tensor) or (type(x) is int and i in symbolic_inputs) for i, x in enumerate(inputs))
+
+
+def _refuse_non_tensors(inputs, symbolic_inputs: tuple) -> None:
+    if not _inputs_compilable(inputs, symbolic_inputs):
         raise Unsupported("a graph input is not a tensor")
 
 

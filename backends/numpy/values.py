@@ -171,7 +171,7 @@ def _allocated(name: str, meta: TensorMeta, kind: str, node, key=None) -> Value:
 
 def _concrete(value: Value):
     """What a view rule reads for a node argument: the int of a size node (for this shape)."""
-    if value.kind != "size":
+    if value.kind not in ("size", "object") or type(value.obj) is not int:
         raise Unsupported(f"{value.name}: a tensor as the argument of a view")
     return value.obj
 

@@ -113,3 +113,57 @@ def test_static_shape_concatenation_compiles():
     x = dl.ones(2, 3)
     assert_equal_values(compiled(x), f(x))
     assert dl.stats().fallbacks == () and dl.stats().graph_count == 1
+
+
+def _observe_after_break(observe):
+    def f(x):
+        n = x.shape[0]
+        print("break")  # a graph break: the resume function receives x and the int n
+        return x + n, observe(n, x.shape)
+
+    return f
+
+
+@pytest.mark.parametrize("name", list(OBSERVATIONS))
+def test_observation_of_an_int_passed_to_a_resume_function_gives_eager_answer(name, capsys):
+    observe, stays_symbolic = OBSERVATIONS[name]
+    f = _observe_after_break(observe)
+    compiled = dl.compile(f)  # automatic dynamic: static first, symbolic once a size changed
+    before = dl.stats()
+    for size in SIZES + [4, 2]:
+        x = dl.ones(size, 3)
+        expected = f(x)
+        assert_equal_values(compiled(x), expected)
+    assert capsys.readouterr().out == "break\n" * 2 * len(SIZES + [4, 2])
+    assert_compiled(before, dl.stats(), expect_breaks=2)  # f compiled static, then symbolic: one break each
+    if stays_symbolic:  # f and its resume function: static for 5, symbolic from 6 on
+        assert dl.stats().frames_compiled == 4, [str(g) for g in dl.stats().guard_failures]
+
+
+def test_resume_function_reads_the_int_from_the_size_it_equals(capsys):
+    f = _observe_after_break(lambda n, s: (n * 2, n > 6))
+    compiled = dl.compile(f)
+    for size in [5, 6, 7, 12, 3]:
+        x = dl.ones(size, 3)
+        assert_equal_values(compiled(x), f(x))
+    stats = dl.stats()
+    assert stats.fallbacks == () and stats.frames_compiled == 5  # n > 6 splits the symbolic resume
+    resume = [e for e in dl.frames.api.default_hook.cache_for(f).entries][0].report.resume_codes[0][0]
+    entries = dl.frames.api.default_hook.cache_for(resume).entries
+    guards = entries[0].report.guards
+    assert "type(n) is int" in guards and "s1 == s0" in guards, guards  # n unified with x.size(0)
+    gm = entries[0].report.graphs[0]
+    assert [n.name for n in gm.graph.nodes if n.op == "placeholder"] == ["x"]
+
+
+def test_int_argument_observed_like_an_int_after_it_became_symbolic():
+    def f(x, n, xs):
+        if isinstance(n, int) and n < 3:
+            n = n - len(xs)
+        return x * n, n, {n: 1}.get(0, 2), type(n).__name__
+
+    compiled = dl.compile(f)
+    for n in [1, 2, 4, 2, 5, 7]:
+        x, xs = dl.ones(2), [1, 2]
+        assert_equal_values(compiled(x, n, xs), f(x, n, xs))
+    assert dl.stats().fallbacks == ()

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 import dynamo_lite as dl
 from benchmarks import models
-from dynamo_lite.tensor.symint import sym_size
+from dynamo_lite.tensor.symint import SymInt, sym_size
 from tests.helpers import assert_equal_values, compiled_backends, run_capturing
 
 SEQ_LENGTHS = [32, 31, 17, 8, 5, 3, 2, 24, 12, 9, 30, 29, 7]
@@ -296,6 +296,71 @@ def test_cupy_pointwise_kernel_takes_sizes_as_arguments():
         kernels_loaded.append(len(backend.runtime._functions))
     assert kernels_loaded == [1, 1, 1]  # one compiled kernel, new size arguments per shape
     assert dl.stats().frames_compiled == 1
+
+
+@pytest.mark.parametrize("backend", compiled_backends())
+def test_int_passed_to_a_resume_function_stays_symbolic(backend, capsys):
+    model = models.make_gpt()
+    base = models.gpt_inputs()[0]
+
+    def f(idx):
+        x = model(idx)[0]
+        n = idx.shape[1]
+        print("length", n)  # a graph break: the resume function receives x and the int n
+        return x * 2 + n, x.view(n, -1, x.shape[-1]).sum(0) / n
+
+    compiled = dl.compile(f, backend=backend)
+    with dl.no_grad():
+        for length in SEQ_LENGTHS:
+            idx = base[:, :length].contiguous()
+            actual = compiled(idx)
+            assert capsys.readouterr().out == f"length {length}\n"
+            assert_equal_values(actual, f(idx), rtol=1e-4, atol=1e-5)
+            capsys.readouterr()
+    stats = dl.stats()
+    assert stats.frames_compiled == 4 and stats.fallbacks == ()  # f and its resume function, twice each
+    failures = [str(g) for g in stats.guard_failures]
+    assert len(failures) == 2 and all(g.endswith(".shape[1]: expected 32, got 31") for g in failures), failures
+    resume_code = _graph_entries(f)[0].report.resume_codes[0][0]
+    dynamic_resume = _graph_entries(resume_code)[0]
+    gm = dynamic_resume.report.graphs[0]
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    assert [n.name for n in placeholders] == ["x"]  # n is x.size(1): read from x, not passed
+    guards = dynamic_resume.report.guards
+    assert "type(n) is int" in guards and "s1 == s0" in guards and "n ==" not in guards, guards
+    if backend == "numpy":
+        assert "runs eagerly" not in gm.backend_code
+
+
+@pytest.mark.parametrize("backend", compiled_backends())
+def test_int_argument_becomes_a_symbolic_graph_input_once_it_changes(backend):
+    def f(x, k):
+        return (x * k + k // 2).view(k, -1).sum(0)
+
+    compiled = dl.compile(f, backend=backend)
+    for k in [4, 6, 8, 2, 12, 6]:
+        x = dl.randn(24)
+        assert_equal_values(compiled(x, k), f(x, k))
+    stats = dl.stats()
+    assert stats.frames_compiled == 2 and stats.fallbacks == ()
+    assert [str(g).split(".")[-1] for g in stats.guard_failures] == ["f: k: expected 4, got 6"]
+    gm = _graph_entries(f)[0].report.graphs[0]
+    ints = [n.name for n in gm.graph.nodes if n.op == "placeholder" and type(n.meta["val"]) is SymInt]
+    assert ints == ["k"]
+    if backend == "numpy":
+        assert "runs eagerly" not in gm.backend_code
+    assert compiled(dl.randn(24), 1).shape == (24,)  # 1 is specialized: a third entry
+    assert dl.stats().frames_compiled == 3
+
+
+def test_dynamic_false_keeps_ints_static():
+    def f(x, k):
+        return x * k
+
+    compiled = dl.compile(f, dynamic=False, backend="eager")
+    for k in [2, 3, 4]:
+        compiled(dl.ones(2), k)
+    assert dl.stats().frames_compiled == 3
 
 
 def test_batch_equal_to_sequence_length_needs_no_recompile():

@@ -8,6 +8,16 @@ causes makes the sequence dim symbolic, and that entry serves every later length
 ``dynamic=True`` gives every dim a symbol from the first compile, ``dynamic=False``
 none. ``dl.mark_dynamic`` / ``dl.mark_static`` on a tensor add or forbid dims (a static
 mark wins). Sizes 0 and 1 are always specialized (see NOTE: [symbolic inputs]).
+
+NOTE: [symbolic int inputs] A plain ``int`` the frame receives (an argument, or a local
+a resume function is handed after a graph break, such as ``n = x.shape[1]``) follows
+the same policy as a size: static (guarded by value) until a compile sees it changed,
+symbolic from then on (from the first compile with ``dynamic=True``; never with
+``False``; 0 and 1 stay specialized). A symbolic int is guarded by type and bound by
+the shape guard (``s2 = n``); the graph reads it as an int input only where an op
+needs its value, and Python code that needs a concrete value (``range(n)``) specializes
+it as it does a size. So a break in the middle of a model no longer compiles its resume
+function once per sequence length.
 """
 from __future__ import annotations
 
@@ -43,6 +53,13 @@ class DynamicPolicy:
         else:
             dims = set(changed) | set(marked_dims(tensor, DYNAMIC_ATTR))
         return tuple(sorted(dims - set(marked_dims(tensor, STATIC_ATTR))))
+
+    def int_is_dynamic(self, source, value: int) -> bool:
+        """Whether the frame's int ``value`` at ``source`` gets a symbol (NOTE: [symbolic int inputs])."""
+        changed = self._merge(source.name(), (value,))
+        if self.mode is False or value < 2:
+            return False
+        return self.mode is True or bool(changed)
 
     def _merge(self, name: str, sizes: tuple) -> tuple:
         """Record ``sizes``; the dims that ever changed (None in the record)."""

@@ -9,6 +9,7 @@ from ...graph import Graph
 from ...ops.dispatch import TRACING
 from ...tensor.meta import TensorMeta
 from ...tensor.shape_env import ShapeEnv
+from ...tensor.sym_expr import Expr
 from ...tensor.symint import SymInt
 from ...tensor.tensor import Tensor
 from ...autograd.grad_mode import GRAD_MODE
@@ -16,9 +17,10 @@ from . import guards as G
 from ..errors import Unsupported
 from .guards import GuardSet
 from .proxy import DataDependent, ProxyTensor
-from .shape_guards import guarded_key, symbolic_geometry
+from .shape_guards import ValueSource, guarded_key, symbolic_geometry
 from .sym_nodes import SymbolicNodes
 from .side_effects import SideEffects
+from .variables.base import ConstantVariable
 from .variables.tensor import TensorVariable
 
 
@@ -97,6 +99,32 @@ class OutputGraph:
         self._by_tensor_id = {k: v for k, v in self._by_tensor_id.items() if id(v.proxy.node) not in erased_ids}
         del self.input_variables[n_inputs:]
         del self.example_inputs[n_inputs:]
+
+    # -- ints entering the graph (NOTE: [symbolic int inputs]) -----------------------------
+    def wrap_int(self, value: int, source):
+        """A SymInt for the frame's int at ``source`` if the dynamic policy makes it symbolic, else None."""
+        decide = getattr(self.dynamic_dims, "int_is_dynamic", None)
+        if decide is None or not decide(source, value):
+            return None
+        env = self.shape_env
+        symint = env.create_symbol(value, ValueSource(source))
+        symbol = symint.expr.as_symbol()
+        self.sym_nodes.ints.setdefault(symbol, (source, value))
+        self.guards.add(source, G.TYPE_MATCH, int)
+        # An int equal to a size read before it is most likely that size (``n = x.shape[1]``
+        # across a break): unify them (guarded ``n == s0``), so the graph reads the size.
+        twin = next((s for s in env.symbols if s != symbol and env.hints[s] == value and s not in env.replacements),
+                    None)
+        if twin is not None and symint == SymInt(Expr.symbol(twin), env):
+            return SymInt(Expr.symbol(twin), env)
+        return symint
+
+    def int_input(self, source, value: int):
+        """The placeholder of a symbolic int whose value a node needs."""
+        node = self._created(self.graph.placeholder(_identifier(source.name())))
+        self.example_inputs.append(value)
+        self.input_variables.append(ConstantVariable(value, source))
+        return node
 
     # -- tensors entering the graph ---------------------------------------------------
     def wrap_tensor(self, tensor: Tensor, source, *, is_input: bool):

@@ -36,6 +36,19 @@ class DimSource:
         return f"{self.source.name()}.size({self.dim})"
 
 
+@dataclass(frozen=True)
+class ValueSource:
+    """A frame's int that has a symbol (NOTE: [symbolic int inputs]): read as it is."""
+
+    source: Source
+
+    def expr(self) -> str:
+        return self.source.expr()
+
+    def __repr__(self) -> str:
+        return self.source.name()
+
+
 def symbolic_geometry(tensor, source: Source, dims, env: ShapeEnv):
     """``(sizes, strides)`` of ``tensor`` with symbols for ``dims`` (sizes >= 2 only), or
     None when nothing is symbolic or the layout cannot be expressed (see NOTE: [symbolic inputs])."""

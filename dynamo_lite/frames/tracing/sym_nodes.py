@@ -26,6 +26,7 @@ class SymbolicNodes:
     def __init__(self, output):
         self.output = output
         self.inputs: dict = {}  # Symbol -> (placeholder node, dim) it is read from
+        self.ints: dict = {}  # Symbol -> (source, value) of a frame's symbolic int (a graph input when used)
         self.nodes: dict = {}  # Expr -> node
 
     def note_input(self, node, sizes) -> None:
@@ -68,8 +69,12 @@ class SymbolicNodes:
         if isinstance(atom, Symbol):
             key = Expr.symbol(atom)
             if key not in self.nodes:
-                node, dim = self.inputs[atom]
-                self.nodes[key] = self._call(sym_size, node, dim)
+                if atom in self.inputs:
+                    node, dim = self.inputs[atom]
+                    self.nodes[key] = self._call(sym_size, node, dim)
+                else:  # NOTE: [symbolic int inputs]
+                    source, value = self.ints[atom]
+                    self.nodes[key] = self.output.int_input(source, value)
                 self.nodes[key].meta["val"] = SymInt(key, self.output.shape_env)
             return self.nodes[key]
         return self._call(_DIVISIONS[type(atom)], self._expr(atom.num), self._expr(atom.den))

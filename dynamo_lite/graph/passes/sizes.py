@@ -8,13 +8,14 @@ static graph for that signature.
 """
 from __future__ import annotations
 
-from ...tensor.symint import SIZE_FUNCTIONS, has_symbols
+from ...tensor.symint import SIZE_FUNCTIONS, SymInt, has_symbols
 from ..shape_prop import ShapeProp
 
 
 def is_symbolic(graph) -> bool:
-    """True when a placeholder's meta has a symbolic size."""
-    return any(n.op == "placeholder" and has_symbols(getattr(n.meta.get("val"), "_sizes", ()))
+    """True when a placeholder's meta has a symbolic size or is a symbolic int."""
+    return any(n.op == "placeholder" and (type(n.meta.get("val")) is SymInt
+                                          or has_symbols(getattr(n.meta.get("val"), "_sizes", ())))
                for n in graph.nodes)
 
 
@@ -53,4 +54,5 @@ def specialize(graph, attributes: dict, inputs) -> None:
 
 def signature_of(args) -> tuple:
     """The geometry key of a call's tensor arguments: what a per-shape compile is valid for."""
-    return tuple((a._sizes, a._strides, a._offset, a._dtype) if hasattr(a, "_sizes") else (type(a),) for a in args)
+    return tuple((a._sizes, a._strides, a._offset, a._dtype) if hasattr(a, "_sizes")
+                 else (int, a) if type(a) is int else (type(a),) for a in args)  # a symbolic int's value counts

@@ -188,6 +188,12 @@ class SymIntVariable(ConstantVariable):
     def var_getattr(self, tx, name: str) -> VariableTracker:
         return ConstantVariable(self.as_python_constant()).var_getattr(tx, name)
 
+    def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            self.source.reconstruct(cg)  # the frame's own int (NOTE: [symbolic int inputs]): reloaded
+        else:
+            cg.load_symbolic(self.value)
+
     def __repr__(self) -> str:
         return f"SymIntVariable({self.value!r})"
 

@@ -82,6 +82,10 @@ def wrap(tx, value, source) -> VariableTracker:
         raise Unsupported("a traced tensor escaped into Python state")
     if isinstance(value, Tensor):
         return tx.output.wrap_tensor(value, source, is_input=_is_frame_input(source))
+    if type(value) is int and isinstance(source, LocalSource):
+        symbolic = tx.output.wrap_int(value, source)  # NOTE: [symbolic int inputs]
+        if symbolic is not None:
+            return ConstantVariable(symbolic, source)
     if type(value) in CONSTANT_TYPES or isinstance(value, CONSTANT_LIKE) or value is None:
         _guard(tx, source, G.ID_MATCH if isinstance(value, DType) else G.CONSTANT_MATCH, value)
         return ConstantVariable(value, source)
