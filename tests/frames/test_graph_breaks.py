@@ -289,7 +289,7 @@ def test_recompile_limit_warns_and_runs_eagerly(caplog, backend):
     def f(x, n):
         return x * n
 
-    compiled = dl.compile(f, backend=backend)
+    compiled = dl.compile(f, backend=backend, dynamic=False)  # dynamic=None: n would become symbolic
     limit = dl.config.cache_size_limit
     with caplog.at_level("WARNING", logger="dynamo_lite"):
         for n in range(limit + 3):
@@ -341,7 +341,9 @@ def test_recursion_with_tensors(backend):
         return fact_like(x + n, n - 1)
 
     assert_same(fact_like, dl.ones(2), 5, backend=backend)
-    assert_same(fact_like, dl.ones(2), 40, backend=backend, expect_breaks=7)
+    # n changed since the first compile: it is symbolic, and every frame of the recursion
+    # deeper than the inlining limit reuses the one entry compiled for n >= 9 (one break).
+    assert_same(fact_like, dl.ones(2), 40, backend=backend, expect_breaks=1)
 
 
 def test_breaks_inside_a_loop_and_methods_of_library_objects(capsys):

@@ -73,7 +73,9 @@ def test_recursion_runs_correctly():
         return 1 if n <= 1 else n * fact(n - 1)
 
     assert_same(fact, 6)
-    assert_same(fact, 30, expect_breaks=5)  # deeper than the inlining limit: breaks, still correct
+    # Deeper than the inlining limit: breaks, still correct. n changed since the first
+    # compile, so it is symbolic: the recursion's deeper frames reuse that one entry.
+    assert_same(fact, 30, expect_breaks=1)
 
 
 def test_exceptions_raised_and_caught():
