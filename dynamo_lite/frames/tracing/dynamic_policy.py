@@ -15,9 +15,10 @@ the same policy as a size: static (guarded by value) until a compile sees it cha
 symbolic from then on (from the first compile with ``dynamic=True``; never with
 ``False``; 0 and 1 stay specialized). A symbolic int is guarded by type and bound by
 the shape guard (``s2 = n``); the graph reads it as an int input only where an op
-needs its value, and Python code that needs a concrete value (``range(n)``) specializes
-it as it does a size. So a break in the middle of a model no longer compiles its resume
-function once per sequence length.
+needs its value. To the program it is an int (NOTE: [observing a symbolic int]): what
+needs its concrete value (``range(n)``, ``str(n)``) specializes it as it does a size. So
+a break in the middle of a model no longer compiles its resume function once per
+sequence length.
 """
 from __future__ import annotations
 
