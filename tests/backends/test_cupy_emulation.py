@@ -3,7 +3,7 @@ compiled by the host C++ compiler with a shim for the CUDA built-ins (backends/c
 and must agree with eager on values, dtypes, shapes and strides."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import dynamo_lite as dl
 from benchmarks.models import WORKLOADS
@@ -279,6 +279,7 @@ def row_programs(draw):
 
 @settings(max_examples=10, deadline=None)
 @given(row_programs())
+@example(((20, 2, 20), "transposed", (0,), "sum"))  # a cancelling sum: off by 2.4e-6 absolute
 def test_random_row_kernels_match_eager(emulated, program):
     """Sums in eager's order are eager's bits; the others are within float32 rounding
     (NOTE: [summation order])."""
@@ -297,5 +298,10 @@ def test_random_row_kernels_match_eager(emulated, program):
     assert (actual.shape, actual.stride()) == (expected.shape, expected.stride())
     if kernel.in_order and op in ("sum", "mean", "amax"):
         np.testing.assert_array_equal(actual.numpy(), expected.numpy())
+    elif op in ("sum", "mean"):
+        # Another order's rounding is bounded by the magnitudes summed, not by the result
+        # (which cancellation can make tiny): a few float32 epsilons of sum(|terms|).
+        magnitude = getattr(np.abs(x.numpy() * 2), op)(axis=dims)
+        assert np.all(np.abs(actual.numpy() - expected.numpy()) <= 4 * np.finfo(np.float32).eps * magnitude)
     else:
         np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=2e-6, atol=2e-6)
