@@ -59,12 +59,15 @@ def test_optimizer_graphs_are_functionalized_and_equal_eager(name, backend, monk
     eager_step = make_train_step(eager_model, eager_opt, mse)
     state_objects = None
     step = dl.compile(make_train_step(model, opt, mse), backend=backend)
+    # native's float32 tanh is within 2 ulp of eager's, not bit-equal (NOTE: [native vmath]); RMSprop
+    # divides a gradient by its running RMS, so that rounding reaches a parameter as ~1e-6 absolute
+    atol = 1e-5 if backend == "native" else 1e-7
     dl.manual_seed(1)
     for call in range(6):
         x, y = dl.randn(8, 6), dl.randn(8, 4)
         np.testing.assert_allclose(step(x, y).item(), eager_step(x, y).item(), rtol=1e-5)
         for actual, expected in zip(_values(model, opt), _values(eager_model, eager_opt)):
-            np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-7, err_msg=f"call {call}")
+            np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=atol, err_msg=f"call {call}")
         # each update bumps the version as eager's in-place ops do (a deepcopy starts at 0: compare steps)
         versions = (_versions(model, opt), _versions(eager_model, eager_opt))
         if call >= 1:
