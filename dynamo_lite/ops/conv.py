@@ -11,6 +11,7 @@ import numpy as np
 from ..tensor import layout
 from ..tensor.dtype import bool_
 from . import meta_rules as mr
+from .max_pool import lowest, max_pool2d_with_indices_kernel
 from .registry import register_op
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
@@ -247,41 +248,14 @@ def _pool_slices(xp, x, kernel, stride, padding, dilation, out_hw, fill):
             yield i, j, source[:, :, top:top + (oh - 1) * stride[0] + 1:stride[0], left:left + (ow - 1) * stride[1] + 1:stride[1]]
 
 
-def _lowest(dtype):
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
-
-
 def max_pool2d_kernel(xp, x, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False, *, out):
     target = out[None] if x.ndim == 3 else out
     x = x[None] if x.ndim == 3 else x
-    slices = _pool_slices(xp, x, kernel_size, stride, padding, dilation, target.shape[2:], _lowest(x.dtype))
+    slices = _pool_slices(xp, x, kernel_size, stride, padding, dilation, target.shape[2:], lowest(x.dtype))
     _, _, first = next(slices)
     xp.copyto(target, first)
     for _, _, view in slices:
         xp.maximum(target, view, out=target)
-    return out
-
-
-def max_pool2d_with_indices_kernel(xp, x, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False,
-                                   *, out):
-    values, indices = out
-    if x.ndim == 3:
-        x, values, indices = x[None], values[None], indices[None]
-    oh, ow = values.shape[2:]
-    width = x.shape[3]
-    rows = xp.arange(oh) * stride[0] - padding[0]
-    cols = xp.arange(ow) * stride[1] - padding[1]
-    for i, j, view in _pool_slices(xp, x, kernel_size, stride, padding, dilation, (oh, ow), _lowest(x.dtype)):
-        flat = (rows[:, None] + i * dilation[0]) * width + (cols[None, :] + j * dilation[1])
-        if i == 0 and j == 0:
-            xp.copyto(values, view)
-            xp.copyto(indices, flat)
-            continue
-        better = view > values
-        if x.dtype.kind == "f":
-            better |= xp.isnan(view)  # NaN wins, as in torch
-        xp.copyto(values, view, where=better)
-        xp.copyto(indices, xp.broadcast_to(flat, indices.shape), where=better)
     return out
 
 

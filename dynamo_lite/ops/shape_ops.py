@@ -185,6 +185,7 @@ def gather_kernel(xp, x, dim, index, *, out):
         return out
     if x.ndim == 0:
         x, index = x.reshape(1), index.reshape(1)
+    dim %= x.ndim
     size = x.shape[dim]
     low, high = int(index.min()), int(index.max())
     if low < 0 or high >= size:

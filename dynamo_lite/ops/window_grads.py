@@ -1,7 +1,8 @@
-"""The adjoints of conv2d and avg_pool2d as ops (what their derivative formulas call).
+"""The adjoints of conv2d and the pools as ops (what their derivative formulas call).
 
 Each is linear in its gradient argument, so its own derivative is again conv2d,
-avg_pool2d or the other adjoint (see dynamo_lite/autograd/derivatives/nn.py).
+avg_pool2d, the other adjoint or a gather at the max-pool indices (see
+dynamo_lite/autograd/derivatives/windows.py).
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 
 from . import meta_rules as mr
 from .conv import _padded, _window_counts, _windows
+from .max_pool import max_pool2d_with_indices_backward_kernel
 from .registry import register_op
 
 __all__: list = []
@@ -92,10 +94,15 @@ def avg_pool2d_backward_kernel(xp, grad, input_size, kernel_size, stride, paddin
     return out
 
 
+def _max_pool_grad_meta(grad, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    return mr.make_meta(tuple(input._sizes), grad._dtype, None, grad._device)
+
+
 WINDOW_GRAD_OPS = {
     "conv2d_input_backward": (_grad_input_meta, conv2d_input_backward_kernel),
     "conv2d_weight_backward": (_grad_weight_meta, conv2d_weight_backward_kernel),
     "avg_pool2d_backward": (_avg_pool_grad_meta, avg_pool2d_backward_kernel),
+    "max_pool2d_with_indices_backward": (_max_pool_grad_meta, max_pool2d_with_indices_backward_kernel),
 }
 OPS = {name: register_op(name, meta=meta, kernel=kernel, tags=("window",))
        for name, (meta, kernel) in WINDOW_GRAD_OPS.items()}

@@ -35,6 +35,9 @@ def inplace(method, *args, **kwargs):
     return lambda x, *rest: getattr(x.clone(), method)(*(rest or args), **kwargs)
 
 
+_POOLED = distinct(1, 2, 4, 4).detach()
+_POOLED_INDICES = F.max_pool2d(_POOLED, 2, 1, return_indices=True)[1]
+_DISJOINT_INDICES = F.max_pool2d(_POOLED, 2, 2, 1, ceil_mode=True, return_indices=True)[1]
 _INF = dl.tensor([float("inf"), float("-inf"), float("nan")], dtype=dl.float64)
 # A case whose second derivative goes through cumprod's formula, which divides by the input
 # (exact only for non-zero inputs): gradchecked, not gradgradchecked.
@@ -152,6 +155,12 @@ CASES = {
     "avg_pool2d_backward": [
         (lambda g: dl.ops.avg_pool2d_backward(g, (1, 1, 5, 5), (3, 3), (2, 2), (1, 1), True, False, None),
          [T(1, 1, 3, 3)])],
+    # overlapping windows (stride 1 < kernel 2: pixels picked twice add up) and disjoint ones
+    "max_pool2d_with_indices_backward": [
+        (lambda g: dl.ops.max_pool2d_with_indices_backward(g, _POOLED, (2, 2), (1, 1), (0, 0), (1, 1), False,
+                                                           _POOLED_INDICES), [T(1, 2, 3, 3)]),
+        (lambda g: dl.ops.max_pool2d_with_indices_backward(g, _POOLED, (2, 2), (2, 2), (1, 1), (1, 1), True,
+                                                           _DISJOINT_INDICES), [T(1, 2, 3, 3)])],
 }
 
 

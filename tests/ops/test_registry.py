@@ -128,11 +128,13 @@ SAMPLES = {
     "max_pool2d": lambda: (dl.max_pool2d(IMG, 2), dl.max_pool2d(CL, 3, 1, 1)),
     "max_pool2d_with_indices": lambda: dl.max_pool2d(IMG, 3, 2, 1, return_indices=True),
     "avg_pool2d": lambda: (dl.avg_pool2d(IMG, 2), dl.avg_pool2d(CL, 3, 2, 1, ceil_mode=True)),
-    # the adjoints that conv2d's and avg_pool2d's derivative formulas call
+    # the adjoints that conv2d's and the pools' derivative formulas call
     "conv2d_input_backward": lambda: _grads_of(dl.conv2d, f32(2, 4, 9, 9), f32(6, 2, 3, 3), stride=2, padding=1,
                                                groups=2),
     "conv2d_weight_backward": lambda: _grads_of(dl.conv2d, f32(2, 3, 8, 8, layout="channels_last"), f32(4, 3, 3, 3)),
     "avg_pool2d_backward": lambda: _grads_of(dl.avg_pool2d, f32(2, 3, 7, 7), 3, 2, 1, ceil_mode=True),
+    "max_pool2d_with_indices_backward": lambda: (_grads_of(dl.max_pool2d, f32(2, 3, 7, 7), 3, 2, 1, ceil_mode=True),
+                                                 _grads_of(dl.max_pool2d, f32(2, 3, 8, 8, layout="channels_last"), 2)),
     "layer_norm": lambda: (dl.layer_norm(XT, (4,)), dl.layer_norm(CL, (5,), f32(5), f32(5))),
     "embedding": lambda: dl.embedding(f32(5, 3), i64(2, 4)),
     "dropout": lambda: (dl.dropout(XT, 0.5), dl.dropout(CL, 0.2)),

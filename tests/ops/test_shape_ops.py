@@ -97,6 +97,7 @@ def test_gather_and_index_select(shape, layout, seed, data):
     index = rng.integers(0, shape[dim], index_shape)
     corner = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index_shape))
     assert_close(dl.gather(x, dim, from_array(index)), np.take_along_axis(a[corner], index, dim))
+    assert_close(dl.gather(x, dim - len(shape), from_array(index)), np.take_along_axis(a[corner], index, dim))
     picks = rng.integers(0, shape[dim], data.draw(st.integers(0, 5)))
     dtype = data.draw(st.sampled_from([np.int64, np.int32]))
     assert_close(x.index_select(dim - len(shape), from_array(picks.astype(dtype))), np.take(a, picks, axis=dim))

@@ -38,15 +38,25 @@ def _max_pool_grad(grad, input, indices):
 
 @derivative("max_pool2d", saves=("input",))
 def max_pool2d_backward(grad, input, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False):
-    _, indices = OPS["max_pool2d_with_indices"](OPS["detach"](input), kernel_size, stride, padding, dilation,
-                                                ceil_mode)
-    return _max_pool_grad(grad, input, indices)
+    geometry = (kernel_size, stride, padding, dilation, ceil_mode)
+    _, indices = OPS["max_pool2d_with_indices"](OPS["detach"](input), *geometry)
+    return OPS["max_pool2d_with_indices_backward"](grad, input, *geometry, indices)
 
 
 @derivative("max_pool2d_with_indices", saves=("result",))
 def max_pool2d_with_indices_backward(grads, input, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False,
                                      result=None):
-    return _max_pool_grad(grads[0], input, result[1])
+    geometry = (kernel_size, stride, padding, dilation, ceil_mode)
+    return OPS["max_pool2d_with_indices_backward"](grads[0], input, *geometry, result[1])
+
+
+@derivative("max_pool2d_with_indices_backward", saves=("indices",))
+def max_pool2d_with_indices_backward_backward(grad, grad_output, input, kernel_size, stride, padding, dilation,
+                                              ceil_mode, indices):
+    # the backward copies grad_output to the chosen pixels: its adjoint reads them back
+    planes = tuple(indices._sizes[:-2])
+    picked = OPS["gather"](grad.reshape(planes + (-1,)), -1, indices.reshape(planes + (-1,)))
+    return picked.reshape(tuple(indices._sizes)), None, None, None, None, None, None, None
 
 
 @derivative("avg_pool2d")
