@@ -36,11 +36,11 @@ def conv2d_input_backward_kernel(xp, grad, weight, input_size, stride, padding, 
     _, cg, kh, kw = weight.shape
     g = groups
     h, w = input_size[-2:]
-    # cols[n, g, c, i, j, y, x]: what each window element of the padded input receives
-    cols = np.einsum("gocij,ngoyx->ngcijyx", weight.reshape(g, o // g, cg, kh, kw),
-                     grad.reshape(n, g, o // g, oh, ow), optimize=True)
+    # cols[n, g, (c, i, j), (y, x)]: what each window element of the padded input receives, as
+    # one product per group (a matmul, not an einsum: same sums, no generic contraction)
+    wmat = weight.reshape(g, o // g, cg * kh * kw).transpose(0, 2, 1)
+    cols = xp.matmul(wmat, grad.reshape(n, g, o // g, oh * ow)).reshape(n, g * cg, kh, kw, oh, ow)
     padded = xp.zeros((n, g * cg, h + 2 * padding[0], w + 2 * padding[1]), dtype=grad.dtype)
-    cols = cols.reshape(n, g * cg, kh, kw, oh, ow)
     for i in range(kh):
         for j in range(kw):
             top, left = i * dilation[0], j * dilation[1]
@@ -58,10 +58,11 @@ def conv2d_weight_backward_kernel(xp, grad, input, weight_size, stride, padding,
     g = groups
     source = _padded(xp, input, (padding[0],) * 2, (padding[1],) * 2, 0, False)
     win = _windows(xp, source, (kh, kw), stride, dilation, (oh, ow))
-    c = win.shape[1]
-    result = np.einsum("ngoyx,ngcyxij->gocij", grad.reshape(n, g, o // g, oh, ow),
-                       win.reshape(n, g, c // g, oh, ow, kh, kw), optimize=True)
-    out[...] = result.reshape(weight_size)
+    # one product per group over every (image, output pixel): (Og, N*OH*OW) @ (N*OH*OW, Cg*KH*KW)
+    cols = win.reshape(n, g, cg, oh, ow, kh, kw).transpose(1, 2, 5, 6, 0, 3, 4).reshape(g, cg * kh * kw, n * oh * ow)
+    rows = grad.reshape(n, g, o // g, oh * ow).transpose(1, 2, 0, 3).reshape(g, o // g, n * oh * ow)
+    product = xp.matmul(rows, cols.transpose(0, 2, 1))
+    out[...] = product.reshape(weight_size)
     return out
 
 
