@@ -115,7 +115,41 @@ def _arith_kernel(ufunc):
     return kernel
 
 
+_SAME_SIZE_INTS = {4: np.int32, 8: np.int64}
+
+
+def _bits(xp, value, dtype, ints):
+    """``value`` (an array of ``dtype`` or a Python number) as integers of the same bits, or None."""
+    if isinstance(value, (bool, int, float)):
+        return xp.asarray(fit_scalar(value, dtype), dtype=dtype).view(ints)
+    return value.view(ints) if getattr(value, "dtype", None) == dtype else None
+
+
+def _bit_select(xp, condition, a, b, out) -> bool:
+    """where for a float32/float64 ``out`` as ``b ^ ((a ^ b) & -condition)`` on the bits; False if not applicable.
+
+    A masked copy branches per element (~2 ms for 0.5 M float32 under a random mask, as
+    relu's derivative has); these passes do not branch, and move exactly the same bits.
+    """
+    ints = _SAME_SIZE_INTS.get(out.dtype.itemsize)
+    if xp is not np or out.dtype.kind != "f" or ints is None or getattr(condition, "dtype", None) != np.bool_:
+        return False
+    a_bits, b_bits = _bits(xp, a, out.dtype, ints), _bits(xp, b, out.dtype, ints)
+    if a_bits is None or b_bits is None or (b_bits.ndim and xp.shares_memory(out, b)):
+        return False
+    mask = xp.subtract(0, condition, dtype=ints)  # all ones where the condition holds
+    out_bits = out.view(ints)
+    if not b_bits.ndim and not b_bits:  # where(c, a, 0.0): just a's bits under the mask
+        xp.bitwise_and(a_bits, mask, out=out_bits)
+        return True
+    flips = xp.bitwise_and(xp.bitwise_xor(a_bits, b_bits), mask)
+    xp.bitwise_xor(flips, b_bits, out=out_bits)
+    return True
+
+
 def where_kernel(xp, condition, a, b, out):
+    if _bit_select(xp, condition, a, b, out):
+        return out
     xp.copyto(out, fit_scalar(b, out.dtype), casting="unsafe")
     xp.copyto(out, fit_scalar(a, out.dtype), casting="unsafe", where=condition)
     return out

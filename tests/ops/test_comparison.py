@@ -88,6 +88,23 @@ def test_where_matches_numpy(shape, dtype, layout, seed):
     assert x.where(x > 0, -1).tolist() == np.where(a > 0, a, -1).tolist()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_where_moves_exact_bits(dtype):
+    # NaN payloads, signed zeros and infinities pass through unchanged; scalars are cast like copyto
+    special = np.array([np.nan, -np.nan, -0.0, 0.0, np.inf, -np.inf, 1e-40, 3.5], dtype)
+    special[0] = np.frombuffer(np.array(0x7FC00123 if dtype == np.float32 else 0x7FF8000000000123,
+                                        np.int32 if dtype == np.float32 else np.int64).tobytes(), dtype)[0]
+    other = special[::-1].copy()
+    mask = np.array([True, False] * 4)
+    x, y, cond = dl.from_numpy(special), dl.from_numpy(other), dl.from_numpy(mask)
+    for b, expected_b in ((y, other), (0.0, np.zeros_like(other)), (-0.0, np.full_like(other, -0.0)), (0.1, np.full_like(other, 0.1))):
+        got = dl.where(cond, x, b).numpy()
+        expected = np.where(mask, special, expected_b)
+        assert got.tobytes() == expected.tobytes()
+    broadcast = dl.where(dl.tensor([[True], [False]]), x, 2.0).numpy()
+    assert broadcast.tobytes() == np.where([[True], [False]], special, dtype(2.0)).tobytes()
+
+
 def test_where_with_two_scalars_uses_default_dtypes():
     cond = dl.tensor([True, False])
     assert dl.where(cond, 1.0, 0).dtype is dl.float32
