@@ -83,6 +83,15 @@ def max_pool2d_with_indices_kernel(xp, x, kernel_size, stride, padding=(0, 0), d
     return out
 
 
+def max_pool2d_backward_kernel(xp, grad, input, kernel_size, stride, padding, dilation, ceil_mode, *, out):
+    """max_pool2d's gradient from its input: each window's gradient to the pixel max_pool2d_with_indices picks."""
+    values = xp.empty(grad.shape, input.dtype)
+    indices = xp.empty(grad.shape, np.int64)
+    max_pool2d_with_indices_kernel(xp, input, kernel_size, stride, padding, dilation, ceil_mode, out=(values, indices))
+    return max_pool2d_with_indices_backward_kernel(xp, grad, input, kernel_size, stride, padding, dilation, ceil_mode,
+                                                   indices, out=out)
+
+
 def _windows_overlap(kernel, stride, dilation) -> bool:
     return any(s < d * (k - 1) + 1 for k, s, d in zip(kernel, stride, dilation))
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import meta_rules as mr
 from .conv import _padded, _window_counts, _windows
-from .max_pool import max_pool2d_with_indices_backward_kernel
+from .max_pool import max_pool2d_backward_kernel, max_pool2d_with_indices_backward_kernel
 from .registry import register_op
 
 __all__: list = []
@@ -95,7 +95,7 @@ def avg_pool2d_backward_kernel(xp, grad, input_size, kernel_size, stride, paddin
     return out
 
 
-def _max_pool_grad_meta(grad, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+def _max_pool_grad_meta(grad, input, kernel_size, stride, padding, dilation, ceil_mode, indices=None):
     return mr.make_meta(tuple(input._sizes), grad._dtype, None, grad._device)
 
 
@@ -104,6 +104,8 @@ WINDOW_GRAD_OPS = {
     "conv2d_weight_backward": (_grad_weight_meta, conv2d_weight_backward_kernel),
     "avg_pool2d_backward": (_avg_pool_grad_meta, avg_pool2d_backward_kernel),
     "max_pool2d_with_indices_backward": (_max_pool_grad_meta, max_pool2d_with_indices_backward_kernel),
+    # max_pool2d's own: finds each window's max again (a backend computes it in the same pass)
+    "max_pool2d_backward": (_max_pool_grad_meta, max_pool2d_backward_kernel),
 }
 OPS = {name: register_op(name, meta=meta, kernel=kernel, tags=("window",))
        for name, (meta, kernel) in WINDOW_GRAD_OPS.items()}

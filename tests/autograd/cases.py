@@ -161,6 +161,9 @@ CASES = {
                                                            _POOLED_INDICES), [T(1, 2, 3, 3)]),
         (lambda g: dl.ops.max_pool2d_with_indices_backward(g, _POOLED, (2, 2), (2, 2), (1, 1), (1, 1), True,
                                                            _DISJOINT_INDICES), [T(1, 2, 3, 3)])],
+    "max_pool2d_backward": [
+        (lambda g: dl.ops.max_pool2d_backward(g, _POOLED, (2, 2), (1, 1), (0, 0), (1, 1), False), [T(1, 2, 3, 3)]),
+        (lambda g: dl.ops.max_pool2d_backward(g, _POOLED, (3, 3), (2, 2), (1, 1), (1, 1), True), [T(1, 2, 3, 3)])],
 }
 
 

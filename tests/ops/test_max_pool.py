@@ -95,6 +95,8 @@ def test_backward_equals_sequential_scatter_add(case, layout, seed, unbatched):
     expected = scatter_reference(g, indices.numpy(), tuple(x.shape))
     np.testing.assert_array_equal(result, expected)
     assert not np.signbit(result[result == 0]).any()
+    from_input = dl.ops.max_pool2d_backward(grad, x, *geometry).numpy()  # max_pool2d's: finds the maxima again
+    assert from_input.tobytes() == result.tobytes()
 
 
 def test_gradient_through_max_pool2d_goes_to_the_first_max():

@@ -38,9 +38,13 @@ def _max_pool_grad(grad, input, indices):
 
 @derivative("max_pool2d", saves=("input",))
 def max_pool2d_backward(grad, input, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False):
-    geometry = (kernel_size, stride, padding, dilation, ceil_mode)
-    _, indices = OPS["max_pool2d_with_indices"](OPS["detach"](input), *geometry)
-    return OPS["max_pool2d_with_indices_backward"](grad, input, *geometry, indices)
+    return OPS["max_pool2d_backward"](grad, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@derivative("max_pool2d_backward", saves=("input",))
+def max_pool2d_backward_backward(grad, grad_output, input, kernel_size, stride, padding, dilation, ceil_mode):
+    _, indices = OPS["max_pool2d_with_indices"](OPS["detach"](input), kernel_size, stride, padding, dilation, ceil_mode)
+    return _gather_at(grad, indices), None, None, None, None, None, None
 
 
 @derivative("max_pool2d_with_indices", saves=("result",))
@@ -53,10 +57,14 @@ def max_pool2d_with_indices_backward(grads, input, kernel_size, stride, padding=
 @derivative("max_pool2d_with_indices_backward", saves=("indices",))
 def max_pool2d_with_indices_backward_backward(grad, grad_output, input, kernel_size, stride, padding, dilation,
                                               ceil_mode, indices):
-    # the backward copies grad_output to the chosen pixels: its adjoint reads them back
+    return _gather_at(grad, indices), None, None, None, None, None, None, None
+
+
+def _gather_at(grad, indices):
+    """The max-pool backward's adjoint: it copied each output's gradient to its chosen pixel, this reads them back."""
     planes = tuple(indices._sizes[:-2])
     picked = OPS["gather"](grad.reshape(planes + (-1,)), -1, indices.reshape(planes + (-1,)))
-    return picked.reshape(tuple(indices._sizes)), None, None, None, None, None, None, None
+    return picked.reshape(tuple(indices._sizes))
 
 
 @derivative("avg_pool2d")
