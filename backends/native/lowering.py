@@ -25,7 +25,8 @@ import ctypes
 import numpy as np
 
 from .c_ops import HELPERS, lowerable, math_declarations
-from .image_ops import PARSERS as IMAGE_OPS, conv2d_product, image_call, image_source
+from .image_grads import IMAGE_OPS, image_call, image_source
+from .image_ops import conv2d_product
 from .kernel import group_geometry, group_source
 from .row_ops import parse_row_call
 from .rows import row_call, row_source
