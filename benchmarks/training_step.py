@@ -6,9 +6,12 @@ A training step is forward, the loss ``mean(output ** 2)`` of the model's (first
 ``loss.backward()``, ``AdamW.step()`` and ``zero_grad()``. Columns (milliseconds, medians
 of interleaved rounds):
 
-- ``eager`` / ``compiled``: the step run eagerly and through ``dl.compile(train_step)``
-  (two copies of the model, trained side by side), ``ratio`` = compiled / eager (target
-  <= 0.8, issue #13); the first losses of both runs are compared before timing;
+- ``eager`` / ``compiled``: the step run eagerly and through ``dl.compile(train_step,
+  backend=--backend)`` (two copies of the model, trained side by side), ``ratio`` =
+  compiled / eager (target <= 0.8, issue #13); the first losses of both runs are compared
+  before timing. The default backend is ``auto``, what ``dl.compile`` uses: on CPU the
+  numpy backend, switching to native C code once its build is done (timing starts after
+  that build); ``--backend native`` / ``numpy`` / ``eager`` pins one;
 - ``bwd eager`` / ``bwd comp``: ``loss.backward(retain_graph=True)`` alone, the loss
   coming from the eager model or from ``dl.compile(model)``;
 - ``torch`` / ``torch.compile``: the same step with torch eager and ``torch.compile``
@@ -19,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import copy
+import threading
+import time
 
 import numpy as np
 
@@ -78,7 +83,21 @@ def torch_train_step(peer, name, model, inputs, compiled: bool):
     return torch.compile(train_step) if compiled else train_step
 
 
-def row(name: str, rounds: int, peer) -> str:
+def _building() -> bool:
+    return any(t.name.startswith("dynamo_lite ") and t.name.endswith(" build") for t in threading.enumerate())
+
+
+def warm_up(call, calls: int = 10, seconds: float = 120.0) -> None:
+    """Run ``call`` ``calls`` times, then on until no background build of the auto backend's upper tier runs."""
+    deadline = time.monotonic() + seconds
+    for _ in range(calls):
+        call()
+    while _building() and time.monotonic() < deadline:
+        time.sleep(0.05)
+        call()
+
+
+def row(name: str, rounds: int, peer, backend: str = "auto") -> str:
     # Each workload starts from an empty cache, as in a program of its own: the train steps of
     # all workloads share one code object, and the sizes of the previous workload's batch would
     # otherwise make this one's graphs symbolic on its first call (automatic dynamic shapes).
@@ -87,7 +106,7 @@ def row(name: str, rounds: int, peer) -> str:
     eager_model, inputs = workload.make(), workload.make_inputs()
     compiled_model = copy.deepcopy(eager_model)
     eager_step = dl_train_step(eager_model)
-    compiled_step = dl.compile(dl_train_step(compiled_model))
+    compiled_step = dl.compile(dl_train_step(compiled_model), backend=backend)
     # Two calls each: the second compiled call recompiles the optimizer's graph (its state exists).
     losses = [[float(eager_step(*inputs)), float(compiled_step(*inputs))] for _ in range(2)]
     agree = "losses ok" if np.allclose(*zip(*losses), rtol=1e-5) else f"MISMATCH {losses}"
@@ -96,9 +115,11 @@ def row(name: str, rounds: int, peer) -> str:
     # Models of their own: the timed train steps update theirs in place, which would
     # invalidate the tensors a retained backward graph saved.
     loss_eager = dl_backward(workload.make(), inputs)
-    loss_compiled = dl_backward(dl.compile(workload.make()), inputs)
+    loss_compiled = dl_backward(dl.compile(workload.make(), backend=backend), inputs)
     variants["bwd eager"] = lambda: loss_eager.backward(retain_graph=True)
     variants["bwd comp"] = lambda: loss_compiled.backward(retain_graph=True)
+    for key in ("compiled", "bwd comp"):
+        warm_up(variants[key])
     if peer is not None:
         variants["torch"] = torch_train_step(peer, name, eager_model, inputs, compiled=False)
         try:
@@ -122,6 +143,7 @@ def main(argv=None) -> None:
     parser.add_argument("--workloads", default=DEFAULT)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--no-torch", action="store_true", help="leave the torch columns out")
+    parser.add_argument("--backend", default="auto", help="dl.compile's backend (default auto: numpy, then native C)")
     args = parser.parse_args(argv)
     peer = None
     if not args.no_torch:
@@ -129,10 +151,12 @@ def main(argv=None) -> None:
             from . import torch_peer as peer
         except ImportError:
             peer = None
+    print(f"dl.compile(train_step, backend={args.backend!r})"
+          + (": numpy code until each graph's native C build is done (timed after it)" if args.backend == "auto" else ""))
     print(f"{'workload':<12}{'eager':>11}{'compiled':>11}{'ratio':>7}{'bwd eager':>11}{'bwd comp':>11}"
           f"{'torch':>11}{'torch.comp':>11}  (ms; ratio = compiled / eager)")
     for name in args.workloads.split(","):
-        print(row(name, args.rounds, peer), flush=True)
+        print(row(name, args.rounds, peer, args.backend), flush=True)
 
 
 if __name__ == "__main__":
