@@ -117,6 +117,13 @@ def lerp_kernel(xp, start, end, weight, out):
     dt = np.float32 if out.dtype == np.float16 else out.dtype
     with quiet(xp):
         diff = xp.subtract(end, start, dtype=dt)
+        if isinstance(weight, (int, float)):  # one weight (an optimizer's): only its end's formula
+            if abs(weight) < 0.5:
+                xp.add(start, xp.multiply(weight, diff, dtype=dt), dtype=dt, out=out, casting="unsafe")
+            else:
+                xp.subtract(end, xp.multiply(diff, xp.subtract(1, weight, dtype=dt), dtype=dt), dtype=dt, out=out,
+                            casting="unsafe")
+            return out
         low = xp.add(start, xp.multiply(weight, diff, dtype=dt), dtype=dt)
         high = xp.subtract(end, xp.multiply(diff, xp.subtract(1, weight, dtype=dt), dtype=dt), dtype=dt)
         out[...] = xp.where(xp.abs(weight) < 0.5, low, high)

@@ -35,6 +35,21 @@ def test_lerp_matches_formula_and_hits_the_ends_exactly():
     assert half.dtype is dl.float16 and np.allclose(half.numpy(), 0.3, atol=1e-3)
 
 
+@pytest.mark.parametrize("weight", [0.3, 0.7, -0.2, 1.5, 0.5, 0])
+def test_lerp_with_a_number_computes_only_its_ends_formula(weight):
+    a, b = f32(5, 6), f32(5, 6)
+    a[0, :3] = [np.inf, np.nan, -0.0]
+    for dtype in (np.float32, np.float64, np.float16):
+        x, y = a.astype(dtype), b.astype(dtype)
+        dt = np.float32 if dtype == np.float16 else dtype  # both formulas, then the one for this weight
+        with np.errstate(all="ignore"):
+            diff = np.subtract(y, x, dtype=dt)
+            low = np.add(x, np.multiply(weight, diff, dtype=dt), dtype=dt)
+            high = np.subtract(y, np.multiply(diff, np.subtract(1, weight, dtype=dt), dtype=dt), dtype=dt)
+        expected = np.where(abs(weight) < 0.5, low, high).astype(dtype)
+        assert dl.lerp(from_array(x), from_array(y), weight).numpy().tobytes() == expected.tobytes()
+
+
 def test_lerp_errors_like_torch():  # torch 2.13
     with pytest.raises(RuntimeError, match="expected dtype float for `end` but got dtype double"):
         dl.lerp(dl.ones(2), dl.ones(2, dtype=dl.float64), 0.5)
