@@ -10,15 +10,14 @@ the backend logs why once and compiles with the numpy backend.
 from __future__ import annotations
 
 import logging
-import os
 
-from ..numpy import NumpyBackend, _usable_cpus, numpy_backend
+from ..numpy import NumpyBackend, numpy_backend
 from ..numpy.compiler import Specializations
 from ..registry import register_backend, register_tier
 from ..report_notes import record_fused_groups
 from ..tiered import Tier
-from .blas_threads import set_blas_threads
 from .lowering import NativeLowering
+from .threads import THREADS, get_num_threads, set_num_threads
 from .toolchain import BuildError, build, cache_dir, compiler_available, find_compiler
 
 __all__ = ["BuildError", "NativeBackend", "cache_dir", "compiler_available", "find_compiler", "get_num_threads",
@@ -26,39 +25,6 @@ __all__ = ["BuildError", "NativeBackend", "cache_dir", "compiler_available", "fi
 
 log = logging.getLogger("dynamo_lite")
 graph_log = logging.getLogger("dynamo_lite.graph")
-
-
-class ThreadSetting:
-    """The thread count C kernels run with (read by every kernel call)."""
-
-    def __init__(self):
-        env = os.environ.get("OMP_NUM_THREADS", "")
-        self.value = int(env) if env.isdigit() and int(env) > 0 else _usable_cpus()
-
-
-THREADS = ThreadSetting()
-
-
-def set_num_threads(n: int) -> None:
-    """Set the threads native kernels and NumPy's BLAS (matmul, linear) use.
-
-    Example:
-        >>> dl.set_num_threads(1)
-    """
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise ValueError(f"set_num_threads expects a positive int, got {n!r}")
-    THREADS.value = n
-    set_blas_threads(n)
-
-
-def get_num_threads() -> int:
-    """Threads native kernels use (default: ``OMP_NUM_THREADS``, else the usable CPUs).
-
-    Example:
-        >>> dl.get_num_threads() >= 1
-        True
-    """
-    return THREADS.value
 
 
 class NativeBackend(NumpyBackend):

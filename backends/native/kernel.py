@@ -7,7 +7,9 @@ every operand's element strides as arguments, so its source depends only on the 
 the dtypes, the rank and which inputs are broadcast along the innermost dim (read once
 per chunk) or unit-stride there (``p[i]``, which gcc vectorizes); one shared object
 serves every size. The work is the outer index times chunks of the innermost dim,
-shared by OpenMP threads (``schedule(static)``) when it is large enough to pay.
+shared by OpenMP threads when it is large enough to pay, handed out one chunk at a time
+(``schedule(dynamic)``): on a machine busier than its cores a thread may be descheduled
+for milliseconds, and the others then take its share instead of waiting for it.
 """
 from __future__ import annotations
 
@@ -51,7 +53,7 @@ def group_source(name: str, plan, operands: list, inner_strides: list) -> str:
              "  for (int64_t d = 0; d < ndim - 1; d++) outer *= sizes[d];",
              f"  const int64_t chunk = inner < {CHUNK} ? inner : {CHUNK};",
              "  const int64_t chunks = (inner + chunk - 1) / chunk;",
-             f"  #pragma omp parallel for schedule(static) num_threads(threads) if(outer * inner >= {PARALLEL_MIN_ELEMENTS})",
+             f"  #pragma omp parallel for schedule(dynamic) num_threads(threads) if(outer * inner >= {PARALLEL_MIN_ELEMENTS})",
              "  for (int64_t task = 0; task < outer * chunks; task++) {",
              "    const int64_t start = (task % chunks) * chunk;",
              "    const int64_t stop = start + chunk < inner ? start + chunk : inner;",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..numpy.blocking import broadcast_strides
 from .c_ops import C_TYPES, member_lines
-from .kernel import PARALLEL_MIN_ELEMENTS
+from .kernel import CHUNK, PARALLEL_MIN_ELEMENTS
 from .row_ops import ROW_BODIES, BodyContext, RowSpec
 
 
@@ -102,7 +102,9 @@ def row_source(name: str, call: RowCall) -> str:
              + ", ".join(f"char* p{k}" for k in range(count)) + ") {",
              "  int64_t rows = 1;",
              "  for (int64_t d = 0; d < ndim; d++) rows *= sizes[d];",
-             f"  #pragma omp parallel for schedule(static) num_threads(threads) if(rows * R >= {PARALLEL_MIN_ELEMENTS})",
+             f"  const int64_t per_task = R >= {CHUNK} || R == 0 ? 1 : {CHUNK} / R;  /* rows per task: a chunk's worth */",
+             "  #pragma omp parallel for schedule(dynamic, per_task) num_threads(threads) "
+             f"if(rows * R >= {PARALLEL_MIN_ELEMENTS})",
              "  for (int64_t r = 0; r < rows; r++) {",
              "    int64_t rest = r;",
              "    int64_t " + ", ".join(f"off{k} = 0" for k in range(count)) + ";",

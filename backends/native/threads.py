@@ -1,0 +1,67 @@
+"""The thread counts of native kernels and NumPy's BLAS: ``dl.set_num_threads`` / ``dl.get_num_threads``.
+
+NOTE: [thread counts] ``set_num_threads(n)`` gives the kernels and the BLAS ``n``
+threads. The two may start apart (``OPENBLAS_NUM_THREADS=1`` pins the BLAS while the
+kernels default to the CPU count), so ``get_num_threads`` returns a ``ThreadCount``: an
+int (the kernels' count) that also carries the BLAS's count at that moment. Setting it
+back restores both, so ``set_num_threads(get_num_threads())`` changes nothing and code
+that saves the count and restores it later puts everything back as it was.
+"""
+from __future__ import annotations
+
+import os
+
+from ..numpy import _usable_cpus
+from .blas_threads import blas_threads, set_blas_threads
+
+
+class ThreadSetting:
+    """The thread count C kernels run with (``value``, read by every kernel call)."""
+
+    def __init__(self):
+        env = os.environ.get("OMP_NUM_THREADS", "")
+        self.value = int(env) if env.isdigit() and int(env) > 0 else _usable_cpus()
+
+
+class ThreadCount(int):
+    """The kernels' thread count, remembering NumPy's BLAS count read with it (``blas``; None
+    where the BLAS has no known entry point)."""
+
+    blas: int | None
+
+    def __new__(cls, kernels: int, blas: int | None):
+        count = super().__new__(cls, kernels)
+        count.blas = blas
+        return count
+
+
+THREADS = ThreadSetting()
+
+
+def set_num_threads(n: int) -> None:
+    """Set the threads native kernels and NumPy's BLAS (matmul, linear) use.
+
+    A count read with ``get_num_threads`` restores the BLAS count read with it (NOTE:
+    [thread counts]).
+
+    Example:
+        >>> previous = dl.get_num_threads()
+        >>> dl.set_num_threads(1)
+        >>> dl.set_num_threads(previous)
+    """
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"set_num_threads expects a positive int, got {n!r}")
+    blas = n.blas if isinstance(n, ThreadCount) else int(n)
+    THREADS.value = int(n)
+    if blas is not None:
+        set_blas_threads(blas)
+
+
+def get_num_threads() -> ThreadCount:
+    """Threads native kernels use (default: ``OMP_NUM_THREADS``, else the usable CPUs).
+
+    Example:
+        >>> dl.get_num_threads() >= 1
+        True
+    """
+    return ThreadCount(THREADS.value, blas_threads())
