@@ -17,6 +17,8 @@ from __future__ import annotations
 
 # exp(r) = 1 + r + r^2 q(r) on |r| <= ln2 / 2, q fitted for minimal relative error.
 EXP_Q = (0.5, 0.16666576266288757, 0.041666362434625626, 0.008363175205886364, 0.0013942165533080697)
+# From here up exp's result is normal: k = round(c / ln2) >= -126 with r > 0 where k = -126.
+EXP_NORMAL_LOW = -87.0
 # tanh(x) = x + x^3 s(x^2) on |x| < TANH_SMALL, s fitted the same way.
 TANH_SMALL = 0.625
 TANH_S = (-0.333333283662796, 0.13332796096801758, -0.053854264318943024, 0.021010873839259148,
@@ -85,6 +87,13 @@ static inline float dl_expf_bounded(float x) {{
   int32_t n;
   const float p = dl_expm1_reduced(dl_exp_reduce(c, &n)) + 1.0f;
   return dl_scale2(p, n);
+}}
+
+/* exp(c) for c in [EXP_NORMAL_LOW, 0x1.62e42ep+6]: the result is normal, so no denormal path (other c: garbage). */
+static inline float dl_expf_normal(float c) {{
+  int32_t n;
+  const float p = dl_expm1_reduced(dl_exp_reduce(c, &n)) + 1.0f;
+  return dl_from_bits(dl_to_bits(p) + (int32_t)((uint32_t)n << 23));
 }}
 
 /* exp(x): beyond the threshold, x * inf is +inf (or x's NaN). */

@@ -72,6 +72,19 @@ def test_sums_and_statistics_have_eagers_bits(length, dtype):
         assert a.numpy().tobytes() == e.numpy().tobytes(), (index, a.numpy(), e.numpy())
 
 
+def test_softmax_rows_with_and_without_denormal_terms():
+    # A float32 row whose terms are all normal takes a cheaper exp (row_ops._exp_terms); rows around
+    # that bound, with denormal terms, with -inf: each as eager, denormals to the last bit.
+    spans = [-86.9, -87.0, -87.1, -87.4, -95.0, -103.0, -104.5, -150.0, -float("inf")]
+    x = dl.tensor(np.array([[0.0, 1.0, s + 1.0, -3.0] * 5 for s in spans], dtype=np.float32))
+    recording = compare(lambda x: (dl.softmax(x, -1), dl.log_softmax(x, -1)), x, rows=2)
+    assert "dl_expf_normal(" in recording.codes[0] and "dl_expf_bounded(" in recording.codes[0]
+    compiled = dl.compile(lambda x: dl.softmax(x, -1), backend="native")
+    tiny = compiled(x).numpy() < np.finfo(np.float32).tiny
+    assert tiny.any()
+    np.testing.assert_array_equal(compiled(x).numpy()[tiny], dl.softmax(x, -1).numpy()[tiny])
+
+
 @pytest.mark.parametrize("shape", [(7,), (3, 5), (2, 3, 33), (1, 1, 1)])
 def test_every_op_on_random_data(shape):
     x = dl.randn(*shape)
