@@ -17,6 +17,11 @@ from __future__ import annotations
 
 # exp(r) = 1 + r + r^2 q(r) on |r| <= ln2 / 2, q fitted for minimal relative error.
 EXP_Q = (0.5, 0.16666576266288757, 0.041666362434625626, 0.008363175205886364, 0.0013942165533080697)
+# erfc(a) = exp(-a^2) N(a) / D(a) for a in [0, ERFC_CLAMP]: a rational fit of erfc(a) exp(a^2) (relative error
+# 6.2e-9 against math.erfc in exact arithmetic; float32 evaluation adds a few ulp).
+ERFC_N = (1.000000006216414, 1.2416478607911956, 0.7350014547805213, 0.23084062985936482, 0.03313783986264125)
+ERFC_D = (1.0, 2.3700276489777847, 2.409281315172392, 1.3317113349857357, 0.40917922126836276, 0.05873464671436037)
+ERFC_CLAMP = 10.5  # erfc(10.5) < 2**-150: float32 0 from here on
 # From here up exp's result is normal: k = round(c / ln2) >= -126 with r > 0 where k = -126.
 EXP_NORMAL_LOW = -87.0
 # tanh(x) = x + x^3 s(x^2) on |x| < TANH_SMALL, s fitted the same way.
@@ -73,10 +78,10 @@ static inline float dl_exp_reduce(float c, int32_t* n) {{
   return DL_FMA(-k, 1.428606765330187e-06f, r);
 }}
 
-/* p 2^n for p in [0.7, 1.5]: n added to p's exponent bits; a denormal result (n < -125)
-   gets 64 more and is scaled by 2^-64 after, so that it is rounded once. */
-static inline float dl_scale2(float p, int32_t n) {{
-  const int low = n < -125;
+/* p 2^n for normal p >= 2^(-126 - lowest) (exp: p in [0.7, 1.5], lowest -125): n added to p's exponent bits;
+   a result that may be denormal (n < lowest) gets 64 more and is scaled by 2^-64 after, so it is rounded once. */
+static inline float dl_scale2(float p, int32_t n, int32_t lowest) {{
+  const int low = n < lowest;
   const float y = dl_from_bits(dl_to_bits(p) + (int32_t)((uint32_t)(low ? n + 64 : n) << 23));
   return low ? y * 0x1p-64f : y;
 }}
@@ -86,7 +91,7 @@ static inline float dl_expf_bounded(float x) {{
   const float c = x < -104.0f ? -104.0f : x;   /* exp(-104) rounds to +0 */
   int32_t n;
   const float p = dl_expm1_reduced(dl_exp_reduce(c, &n)) + 1.0f;
-  return dl_scale2(p, n);
+  return dl_scale2(p, n, -125);
 }}
 
 /* exp(c) for c in [EXP_NORMAL_LOW, 0x1.62e42ep+6]: the result is normal, so no denormal path (other c: garbage). */
@@ -102,6 +107,21 @@ static inline float dl_expf(float x) {{
   return x <= 0x1.62e42ep+6f ? y : x * INFINITY;
 }}
 
+/* erfc(z) = exp(-a^2) N(a) / D(a) for a = |z| (clamped to ERFC_CLAMP: float32 erfc is 0 there), 2 minus that
+   for z < 0. a^2 = hi + lo exactly (with FMA), exp(-hi - lo) = 2^n p (1 - lo); the power of two is applied
+   last, so a denormal result is rounded once (N / D is in [0.05, 1]). NaN in gives NaN. */
+static inline float dl_erfcf(float z) {{
+  const float az = fabsf(z);
+  const float a = az < {_float(ERFC_CLAMP)} ? az : {_float(ERFC_CLAMP)};
+  const float hi = a * a;
+  const float lo = DL_FMA(a, a, -hi);
+  int32_t n;
+  const float p = dl_expm1_reduced(dl_exp_reduce(-hi, &n)) + 1.0f;
+  const float e = dl_scale2(DL_FMA(p, -lo, p) * ({_horner("a", ERFC_N)} / {_horner("a", ERFC_D)}), n, -120);
+  const float result = z < 0.0f ? 2.0f - e : e;
+  return z != z ? z : result;
+}}
+
 /* tanh(x) = tanh(|x|) with x's sign: an odd polynomial below TANH_SMALL, 1 - 2 / (exp(2|x|) + 1)
    above (no cancellation there: the result is at least 0.55); +-1 from |x| = 9.01 on. */
 static inline float dl_tanhf(float x) {{
@@ -114,4 +134,4 @@ static inline float dl_tanhf(float x) {{
 """
 
 # op name -> the vmath function computing it for float32 (double keeps libm / libmvec).
-VMATH_FUNCTIONS = {"exp": "dl_expf", "tanh": "dl_tanhf"}
+VMATH_FUNCTIONS = {"exp": "dl_expf", "tanh": "dl_tanhf", "erfc": "dl_erfcf"}
