@@ -77,7 +77,9 @@ def _one(t):
 
 
 def _sigmoid(t, a):
-    return f"({_one(t)} / ({_one(t)} + {_fn('exp')(t, [f'(-{a[0]})'])}))"
+    # exp(-x) below 2^-126 only meets 1 + it, which rounds to 1: a cheaper exp without denormals (NOTE: [native vmath])
+    exp = math_call("exp_saturating" if t == "float" else "exp", t, f"(-{a[0]})")
+    return f"({_one(t)} / ({_one(t)} + {exp}))"
 
 
 def _gelu_erf(t, a):

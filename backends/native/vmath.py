@@ -104,6 +104,13 @@ static inline float dl_expf_normal(float c) {{
   return dl_from_bits(dl_to_bits(p) + (int32_t)((uint32_t)n << 23));
 }}
 
+/* exp(x) where a result below 2^-126 may come out as any value in [0, 2^-125] (it is added to 1 next: sigmoid,
+   tanh): x is clamped to EXP_NORMAL_LOW instead of taking the denormal path; overflow and NaN as dl_expf. */
+static inline float dl_expf_saturating(float x) {{
+  const float y = dl_expf_normal(x < {_float(EXP_NORMAL_LOW)} ? {_float(EXP_NORMAL_LOW)} : x);
+  return x <= 0x1.62e42ep+6f ? y : x * INFINITY;
+}}
+
 /* exp(x): beyond the threshold, x * inf is +inf (or x's NaN). */
 static inline float dl_expf(float x) {{
   const float y = dl_expf_bounded(x);
@@ -143,10 +150,11 @@ static inline float dl_tanhf(float x) {{
   const float a = fabsf(x);
   const float z = a * a;
   const float small = DL_FMA(a * z, {_horner("z", TANH_S)}, a);
-  const float big = 1.0f - 2.0f / (dl_expf(a + a) + 1.0f);
+  const float big = 1.0f - 2.0f / (dl_expf_saturating(a + a) + 1.0f);
   return copysignf(a < {_float(TANH_SMALL)} ? small : big, x);
 }}
 """
 
 # op name -> the vmath function computing it for float32 (double keeps libm / libmvec).
-VMATH_FUNCTIONS = {"exp": "dl_expf", "tanh": "dl_tanhf", "erfc": "dl_erfcf"}
+VMATH_FUNCTIONS = {"exp": "dl_expf", "tanh": "dl_tanhf", "erfc": "dl_erfcf",
+                   "exp_saturating": "dl_expf_saturating"}  # exp where only normal results matter
