@@ -143,8 +143,9 @@ class BodyContext:
         also ``lo``, the least element (the same pass: the row is read from memory once)."""
         start, better = ("-INFINITY", ">") if greater else ("INFINITY", "<")
         kind = "max" if greater else "min"
-        declare, reduction, body = [f"{self.t} m = ({self.t}){start};", "int nan = 0;"], \
-            f"reduction({kind}:m) reduction(|:nan)", [f"m = x {better} m ? x : m;", "nan |= x != x;"]
+        declare = [f"{self.t} m = ({self.t}){start};", "int nan = 0;"]
+        reduction = f"reduction({kind}:m) reduction(|:nan)"
+        body = [f"m = x {better} m ? x : m;", "nan |= x != x;"]
         if least:
             declare.append(f"{self.t} lo = ({self.t})INFINITY;")
             reduction += " reduction(min:lo)"
@@ -197,17 +198,18 @@ def _exp_terms(ctx) -> list:
     """
     out, t = ctx.out, ctx.t
     fill_nan = ctx.loop(body=[f"{out}[i] = ({t})NAN;"], element=False)
-    lines = ["if (m != m || m == INFINITY || m == -INFINITY) {", *("  " + line for line in fill_nan), "  continue;", "}"]
-    if t == "float":
-        lines = ctx.extremum(True, least=True) + lines
-        lines += [f"if (lo - m >= {literal(EXP_NORMAL_LOW, t)}) {{",
-                  *("  " + line for line in ctx.loop(body=[f"{out}[i] = dl_expf_normal(x - m);"])),
-                  "} else {",
-                  *("  " + line for line in ctx.loop(body=[f"{out}[i] = dl_expf_bounded(x - m);"])),
-                  "}"]
-    else:
-        lines = ctx.extremum(True) + lines + ctx.loop(body=[f"{out}[i] = {_fn(ctx, 'exp', 'x - m')};"])
-    return lines + ctx.total("acc", f"{out}[i]", element=False)
+    nan_row = ["if (m != m || m == INFINITY || m == -INFINITY) {", *_indent(fill_nan), "  continue;", "}"]
+    total = ctx.total("acc", f"{out}[i]", element=False)
+    if t != "float":
+        return ctx.extremum(True) + nan_row + ctx.loop(body=[f"{out}[i] = {_fn(ctx, 'exp', 'x - m')};"]) + total
+    normal, full = (ctx.loop(body=[f"{out}[i] = {exp}(x - m);"]) for exp in ("dl_expf_normal", "dl_expf_bounded"))
+    return (ctx.extremum(True, least=True) + nan_row
+            + [f"if (lo - m >= {literal(EXP_NORMAL_LOW, t)}) {{", *_indent(normal), "} else {", *_indent(full), "}"]
+            + total)
+
+
+def _indent(lines) -> list:
+    return ["  " + line for line in lines]
 
 
 def _softmax(ctx):
