@@ -29,7 +29,7 @@ class ThreadCount(int):
 
     blas: int | None
 
-    def __new__(cls, kernels: int, blas: int | None):
+    def __new__(cls, kernels: int, blas: int | None = None):
         count = super().__new__(cls, kernels)
         count.blas = blas
         return count
