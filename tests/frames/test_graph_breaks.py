@@ -266,8 +266,9 @@ def test_try_except_around_tensor_code_matches_eager(backend):
         return z, "ok"
 
     # reshape(5) raises inside the try: it runs at a break, its exception goes to a resume
-    # function at the except clause, which compiles (str(exc) is a second break).
-    assert_same(f, dl.ones(4), backend=backend, expect_breaks=2)
+    # function at the except clause, which compiles (str(exc) is computed when it runs:
+    # no second break, and no guard on the message).
+    assert_same(f, dl.ones(4), backend=backend, expect_breaks=1)
     assert_same(f, dl.ones(5), backend=backend)
 
 

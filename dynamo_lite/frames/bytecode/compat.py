@@ -211,7 +211,12 @@ EAGER_STACK_EFFECTS = _available_rows({
         "FORMAT_VALUE": lambda arg: (1 + bool(arg & 0x04), 1),
         "GET_ITER": lambda arg: (1, 1),
         "UNPACK_SEQUENCE": lambda arg: (1, arg),
+        "BEFORE_WITH": lambda arg: (1, 2),
 })
+
+#: WITH_EXCEPT_START calls the ``__exit__`` this deep in the stack (above it: the offset
+#: to restore, the previous exception, the exception).
+WITH_EXCEPT_START_EXIT_DEPTH = 4
 
 #: Instructions that only prepare the CALL that follows them (run together with it).
 CALL_COMPANIONS = _available(("KW_NAMES", "PRECALL"))

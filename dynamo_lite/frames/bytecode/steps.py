@@ -236,6 +236,11 @@ class StepRecorder:
         key, container = self.pop(), self.pop()
         self.add("delete", target=Item(container, key))
 
+    def _before_with(self, _arg) -> None:
+        manager = self.pop()
+        self.push(Attr(manager, "__exit__"))
+        self.push(Call(Attr(manager, "__enter__"), ()))
+
     def _pop_top(self, _arg) -> None:
         value = self.pop()
         if value is not NULL:
@@ -262,6 +267,7 @@ INSTRUCTIONS = {
     "FORMAT_VALUE": StepRecorder._format,
     "GET_ITER": lambda recorder, arg: recorder.push(Call(Name("iter"), (recorder.pop(),))),
     "UNPACK_SEQUENCE": StepRecorder._unpack,
+    "BEFORE_WITH": StepRecorder._before_with,
     "BUILD_SET": lambda recorder, count: recorder.push(Build(set, recorder.pop_many(count))),
     "STORE_ATTR": StepRecorder._store_attr,
     "STORE_SUBSCR": StepRecorder._store_subscr,

@@ -13,7 +13,7 @@ from ..bytecode.codegen import TransformedCodeBuilder
 from ..runtime.context import FrameRequest
 from ..errors import Unsupported
 from ..report import BreakReason, TranslationReport
-from .graph_break import BreakPlan, log_break
+from .graph_break import BreakPlan, log_break, raises_after_graph
 from .loops import loop_entry
 from ..tracing.dynamic_policy import DynamicPolicy
 from ..tracing.guards import CONSTANT_MATCH, ID_MATCH, SHAPE_ENV, compile_guards
@@ -22,6 +22,7 @@ from ..tracing.output_graph import OutputGraph
 from ..tracing.trace_rules import is_library_code
 from ..tracing.sources import AttrSource, ConstSource, LocalSource
 from .translator import GraphBreak, InstructionTranslator
+from ..tracing.variables.contexts import context_entry
 from ..tracing.variables.base import CellVariable, ConstantVariable, symbolic_sizes
 from ..tracing.variables.tensor import TensorVariable
 
@@ -104,6 +105,12 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
         output.rollback(snapshot.checkpoint)
         reason = graph_break.reason
         has_work = any(node.op == "call_function" for node in output.graph.nodes) or len(output.side_effects)
+        with_head = None if loop_head is None and raises_after_graph(tx, snapshot, reason, has_work) \
+            else context_entry(tx, snapshot.stack)  # NOTE: [user context managers]
+        if with_head is not None:
+            snapshot, loop_head = with_head, None
+            output.rollback(snapshot.checkpoint)
+            has_work = any(node.op == "call_function" for node in output.graph.nodes) or len(output.side_effects)
         callee = getattr(reason, "callee", None)
         if callee is not None and not is_library_code(callee.__code__):
             # Its own frame compiles when the eager call runs it (also when this frame

@@ -31,6 +31,13 @@ def _layout(variables, exception_slots: tuple = ()) -> tuple:
     return tuple(kinds)
 
 
+def raises_after_graph(tx, snapshot, reason, graph_has_work: bool) -> bool:
+    """Whether the code after the graph raises the program's exception itself: running the
+    instruction again would not raise (e.g. a loop over a dict the frame resized)."""
+    return isinstance(reason, UserError) and tx.instructions[snapshot.index].opname not in compat.EAGER_STACK_EFFECTS \
+        and graph_has_work and not in_try_block(tx.exception_handlers, snapshot.index)
+
+
 class BreakPlan:
     """How the transformed code continues after the graph: the instruction it runs
     eagerly (if any) and the resume function(s) it calls.
@@ -65,10 +72,7 @@ class BreakPlan:
         name = self.instruction.opname
         stack = snapshot.stack
         self.exception = None
-        if isinstance(reason, UserError) and name not in compat.EAGER_STACK_EFFECTS and graph_has_work \
-                and not at_loop_head and not in_try_block(tx.exception_handlers, snapshot.index):
-            # Running this instruction again would not raise (e.g. a loop over a dict the
-            # frame resized): raise what the program raises, after the graph and effects.
+        if not at_loop_head and raises_after_graph(tx, snapshot, reason, graph_has_work):
             self.mode, self.exception = "raise", reason.exception
         elif in_cleanup(tx.exception_handlers, tx.instructions, snapshot.index) \
                 or any(not 0 <= slot < len(stack) for slot, _ in snapshot.exception_slots):

@@ -61,6 +61,7 @@ class InstructionTranslator:
         self.handlers = HANDLERS
         self.allow_breaks = allow_breaks
         self.loop_heads: dict = {}  # GET_ITER index -> Snapshot (NOTE: [graph breaks in loops])
+        self.with_heads: dict = {}  # BEFORE_WITH index -> Snapshot (contexts.context_entry)
         for name in code.co_cellvars:
             self.locals.setdefault(name, CellVariable(None, name))
             if not isinstance(self.locals[name], CellVariable):
@@ -84,6 +85,8 @@ class InstructionTranslator:
         before = self.snapshot(index) if self.allow_breaks else None
         if before is not None and instruction.opname == "GET_ITER" and not self.active_exceptions:
             self.loop_heads.setdefault(index, before)
+        if before is not None and instruction.opname == "BEFORE_WITH":
+            self.with_heads[index] = before  # NOTE: [user context managers]
         try:
             if self.steps > MAX_STEPS:
                 raise self.unsupported("a loop too long to unroll")
@@ -101,6 +104,13 @@ class InstructionTranslator:
             if before is not None:
                 raise GraphBreak(exc, before) from exc
             raise
+
+    def throw(self, error: UserError) -> None:
+        """Continue this paused generator by raising ``error`` at its ``yield``
+        (``gen.throw``), up to its next ``yield`` or its end."""
+        if not enter_handler(self, error, self.pc - 1):
+            raise error
+        self.run()
 
     def snapshot(self, index: int) -> "Snapshot":
         """The state before instruction ``index``, to compile up to it on a graph break."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 from bytecode import Label
 
 from .exceptions import handler_chain
+from ..tracing.variables.objects import NoOpExitVariable
 
 #: The temporary holding the exception the eager instruction raised.
 EXCEPTION_TEMP = "__dl_exception"
@@ -59,7 +60,8 @@ class ExceptionRoute:
     def of(cls, plan):
         """The route of ``plan``'s breaking instruction, or None when there is nothing to
         do for its exceptions (no handler, no with block, not in an except clause)."""
-        clause, passed = handler_chain(plan.tx.exception_handlers, plan.snapshot.index)
+        clause, passed = _stop_at_user_exits(plan.snapshot.stack, *handler_chain(plan.tx.exception_handlers,
+                                                                                 plan.snapshot.index))
         if clause is None and not plan.snapshot.exception_slots and not any(c.kind == "with_exit" for c in passed):
             return None
         return cls(plan, clause, passed)
@@ -104,6 +106,15 @@ class ExceptionRoute:
         below = self.plan.snapshot.stack[:self.clause.depth]
         self.plan.call_resume(cg, hook, self.target, below, [EXCEPTION_TEMP], lasti=self.clause.lasti,
                               unbound=self.unbound)
+
+
+def _stop_at_user_exits(stack: list, clause, passed: list) -> tuple:
+    """``(clause, passed)`` of handler_chain, where the exit of a user context manager is a
+    clause: it may suppress the exception (NOTE: [user context managers])."""
+    for position, cleanup in enumerate(passed):
+        if cleanup.kind == "with_exit" and not isinstance(stack[cleanup.depth - 1], NoOpExitVariable):
+            return cleanup, passed[:position]
+    return clause, passed
 
 
 def _leave_block(exit_fn, exception) -> None:

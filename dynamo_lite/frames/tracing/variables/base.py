@@ -44,6 +44,15 @@ class VariableTracker:
     def unpack(self, tx) -> list:
         raise Unsupported(f"iterating over {self}")
 
+    def formats_at_run_time(self) -> bool:
+        """Whether ``str()``/``format()`` of this non-constant value can wait until the code
+        runs (what a caught exception says: exceptions.RuntimeValueVariable)."""
+        return False
+
+    def enter_with(self, tx) -> tuple:
+        """BEFORE_WITH: ``(the __exit__ to call on leaving, the value of ``as``)``."""
+        raise Unsupported(f"a with block over {self}")
+
     def truth(self, tx) -> bool:
         return bool(self.as_python_constant())
 

@@ -30,6 +30,7 @@ from .iterators import ContainerIteratorVariable, LazyIteratorVariable, iterate
 from .functions import PartialVariable, UserFunctionVariable, UserMethodVariable
 from .library import OpaqueCallableVariable
 from .classes import ClassVariable
+from .contexts import ContextManagerFunctionVariable, is_contextmanager_function
 from .objects import NNModuleVariable, NoOpContextVariable, PythonModuleVariable, UserObjectVariable
 from .tensor import TensorVariable, TracedCallableVariable
 from .tensor_keyed import TensorKeyedDictVariable
@@ -195,6 +196,8 @@ def _object_variable(tx, value, source) -> VariableTracker:
         return PureFunctionVariable(value, source)
     if callable(value) and tx.hook is not None and tx.hook.is_disabled(value):
         return DisabledFunctionVariable(value, f"call to {getattr(value, '__qualname__', value)}, marked with dl.disable", source)
+    if is_contextmanager_function(value):
+        return ContextManagerFunctionVariable(value, source)
     if isinstance(value, types.FunctionType):
         if getattr(value, "__module__", "").startswith(AUTOGRAD_PACKAGE):
             return DisabledFunctionVariable(value, f"{value.__qualname__}() works on autograd state, which runs eagerly",
@@ -213,6 +216,8 @@ def _object_variable(tx, value, source) -> VariableTracker:
             # A grad-mode block entered before a resume function (NoOpExitVariable.reconstruct):
             # leaving it is a break, so the code after it runs with the mode it restores.
             return DisabledFunctionVariable(value, "leaving a grad-mode block entered before a graph break", source)
+        if trace_rules.rule_for_function(value.__func__) == trace_rules.OPAQUE:
+            return OpaqueCallableVariable(value, source)  # a library object's method (a file's __exit__ ...)
         self_var = wrap(tx, value.__self__, None if source is None else AttrSource(source, "__self__"))
         return UserMethodVariable(value.__func__, self_var, None)
     if isinstance(value, type):

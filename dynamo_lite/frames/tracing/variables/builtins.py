@@ -11,6 +11,7 @@ from .base import ConstantVariable, ValueVariable, VariableTracker
 from .classes import ClassVariable
 from .containers import ContainerMethodVariable, ListVariable, TupleVariable
 from .dicts import make_dict
+from .exceptions import RuntimeValueVariable
 from .functions import SuperVariable, zero_argument_super
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
 from .sets import SetVariable
@@ -45,6 +46,24 @@ def _len(tx, obj):
 def _isinstance(tx, obj, classes):
     cls = classes.as_python_constant()
     return ConstantVariable(issubclass(obj.python_type(), cls))
+
+
+def _issubclass(tx, cls, classes):
+    # (a tuple of classes is not a constant container: TupleVariable folds only constants)
+    try:
+        return ConstantVariable(issubclass(cls.as_python_constant(), classes.as_python_constant()))
+    except TypeError as exc:
+        raise UserError(exc) from None
+
+
+def _text_at_run_time(convert):
+    """``str(e)``/``repr(e)`` of a caught exception: computed when the code runs."""
+    def handler(tx, *args, **kwargs):
+        if len(args) == 1 and not kwargs and args[0].formats_at_run_time():
+            return RuntimeValueVariable(convert, args, str)
+        raise Unsupported(f"builtin {convert.__name__}() with these arguments")
+
+    return handler
 
 
 def _tuple(tx, value=None):
@@ -183,6 +202,7 @@ BUILTIN_HANDLERS = {
     super: _super,
     len: _len,
     isinstance: _isinstance,
+    issubclass: _issubclass,
     tuple: _tuple,
     list: _list,
     zip: _zip,
@@ -204,6 +224,8 @@ BUILTIN_HANDLERS = {
     type: _type,
     sum: _sum,
     print: _print,
+    str: _text_at_run_time(str),
+    repr: _text_at_run_time(repr),
 }
 
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import sys
 
-from ..sources import AttrSource
+from ..guards import LENGTH_MATCH, TYPE_MATCH
+from ..sources import AttrSource, ItemSource
 from ...errors import Unsupported, UserError
 from .base import ConstantVariable, VariableTracker
 from .containers import TupleVariable
@@ -88,15 +89,65 @@ class CaughtExceptionVariable(ExceptionVariable):
         return self.value
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        if name == "args":
-            return tx.wrap(self.value.args, AttrSource(self.source, "args"))
+        if name == "args":  # its length and the types of its items are guarded, not their values
+            args = AttrSource(self.source, "args")
+            tx.output.guards.add(args, LENGTH_MATCH, len(self.value.args))
+            items = []
+            for i, arg in enumerate(self.value.args):
+                tx.output.guards.add(ItemSource(args, i), TYPE_MATCH, type(arg))
+                items.append(RuntimeValueVariable(exception_arg, [self, ConstantVariable(i)], type(arg)))
+            return TupleVariable(items)
         raise Unsupported(f"attribute {name!r} of a caught {self.exception_type.__name__}")
+
+    def formats_at_run_time(self) -> bool:
+        return all(k.__module__ == "builtins" or not {"__str__", "__repr__", "__format__"} & set(vars(k))
+                   for k in self.exception_type.__mro__)
 
     def children(self) -> list:
         return []
 
     def reconstruct(self, cg) -> None:
         self.source.reconstruct(cg)
+
+
+class RuntimeValueVariable(VariableTracker):
+    """``fn(*args)``, computed when the transformed code runs, never while tracing: what is
+    read of a caught exception (``str(e)``, ``f"{e!r}"``, ``e.args[0]``) is neither a constant
+    nor guarded, so another message neither folds wrong nor recompiles."""
+
+    def __init__(self, fn, args: list, value_type: type):
+        self.fn, self.args, self.value_type = fn, list(args), value_type
+
+    def python_type(self) -> type:
+        return self.value_type
+
+    def formats_at_run_time(self) -> bool:
+        return self.value_type in (str, int, float, bool, type(None))
+
+    def children(self) -> list:
+        return list(self.args)
+
+    def reconstruct(self, cg) -> None:
+        cg.call_const_on(self.fn, self.args)
+
+
+def exception_arg(exception: BaseException, index: int):
+    """``exception.args[index]`` (rebuilds RuntimeValueVariable)."""
+    return exception.args[index]
+
+
+def format_at_run_time(value, spec: str, conversion: int) -> str:
+    """What FORMAT_VALUE makes of ``value`` (rebuilds RuntimeValueVariable)."""
+    return format(CONVERSIONS[conversion](value), spec)
+
+
+def join_text(*parts) -> str:
+    """What BUILD_STRING makes of ``parts`` (rebuilds RuntimeValueVariable)."""
+    return "".join(parts)
+
+
+#: FORMAT_VALUE's conversion flag -> the conversion (``!s``, ``!r``, ``!a``).
+CONVERSIONS = {0: lambda v: v, 1: str, 2: repr, 3: ascii}
 
 
 class CurrentExceptionVariable(VariableTracker):

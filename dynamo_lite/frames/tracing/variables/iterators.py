@@ -340,6 +340,26 @@ class GeneratorVariable(IteratorVariable):
         value, child.yielded = child.yielded, None
         return value
 
+    def throw(self, tx, exception):
+        """``gen.throw(exception)`` (an exception variable): raised at the paused ``yield``;
+        returns the next value yielded, or None once the generator returned. What the
+        generator lets out is raised (a UserError) and finishes it."""
+        child = self.child
+        error = UserError(exception.exception_object())
+        error.variable = exception
+        tx.output.side_effects.journal_state(self)
+        if child.returned is not None or not self.started:  # it never runs: the exception leaves at once
+            child.returned = ConstantVariable(None)
+            raise error
+        child.yielded = None
+        try:
+            child.throw(error)
+        except UserError:
+            child.returned = ConstantVariable(None)
+            raise
+        value, child.yielded = child.yielded, None
+        return value
+
     def children(self) -> list:
         return [self.fn_var, *self.args, *self.kwargs.values()]
 
@@ -349,8 +369,9 @@ class GeneratorVariable(IteratorVariable):
 
         if self.kwargs:
             raise Unsupported("rebuilding a generator called with keyword arguments")
-        cg.call_const_on(_call, [self.fn_var, *self.args])
+        cg.call_const_on(call_function, [self.fn_var, *self.args])
 
 
-def _call(fn, *args):
+def call_function(fn, *args):
+    """``fn(*args)`` (rebuilds a call's result in transformed code)."""
     return fn(*args)

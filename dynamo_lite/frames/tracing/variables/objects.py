@@ -12,6 +12,7 @@ from ..side_effects import DELETED
 from ..sources import AttrSource, ItemSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
 from .containers import TupleVariable
+from .contexts import enter_user_context
 from .functions import UserMethodVariable
 from .iterators import IteratorVariable
 
@@ -139,6 +140,9 @@ class UserObjectVariable(ObjectVariable):
 
     def as_python_constant(self):
         raise Unsupported(f"an instance of {type(self.value).__qualname__} is not a constant")
+
+    def enter_with(self, tx) -> tuple:
+        return enter_user_context(tx, self)
 
 
 class NNModuleVariable(ObjectVariable):
@@ -304,9 +308,10 @@ class NoOpContextVariable(VariableTracker):
         current = tx.output.grad_mode_blocks[-1] if tx.output.grad_mode_blocks else tx.output.grad_enabled
         return self.value.target_mode(current)
 
-    def enter(self, tx) -> VariableTracker:
+    def enter_with(self, tx) -> tuple:
+        exit_fn = self.var_getattr(tx, "__exit__")
         tx.output.grad_mode_blocks.append(self.mode(tx))
-        return ConstantVariable(None)
+        return exit_fn, ConstantVariable(None)
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         if name in ("__exit__", "__enter__"):

@@ -73,6 +73,10 @@ def call_intrinsic_1(tx, ins):
         tx.push(TupleVariable(tx.pop().unpack(tx)))
     elif name == "UNARY_POSITIVE":
         HANDLERS["UNARY_POSITIVE"](tx, ins)  # 3.11's opcode of the same meaning
+    elif name == "STOPITERATION_ERROR":
+        # A generator's outermost handler: another exception leaves the generator as it is.
+        if issubclass(tx.stack[-1].python_type(), (StopIteration, StopAsyncIteration)):
+            raise Unsupported("a StopIteration leaving a generator (it becomes a RuntimeError)")
     else:
         raise Unsupported(f"CALL_INTRINSIC_1 {ins.argrepr}")
 

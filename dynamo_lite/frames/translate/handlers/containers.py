@@ -5,6 +5,7 @@ from ...errors import Unsupported
 from ...tracing.variables.base import ConstantVariable
 from ...tracing.variables.containers import ListVariable, TupleVariable
 from ...tracing.variables.dicts import DictVariable
+from ...tracing.variables.exceptions import CONVERSIONS, RuntimeValueVariable, format_at_run_time, join_text
 from ...tracing.variables.sets import SetMethodVariable, SetVariable
 from .registry import handles
 
@@ -120,16 +121,13 @@ def unpack_ex(tx, ins):
         tx.push(item)
 
 
-_CONVERSIONS = {0: lambda v: v, 1: str, 2: repr, 3: ascii}
-
-
-def _format(value, spec: str, conversion=None):
+def _format(value, spec: str, conversion: int = 0):
+    if value.formats_at_run_time():
+        return RuntimeValueVariable(format_at_run_time, [value, ConstantVariable(spec), ConstantVariable(conversion)],
+                                    str)
     if not value.is_python_constant():
         raise Unsupported("formatting a value that is not a Python constant (e.g. a tensor) into a string")
-    v = value.as_python_constant()
-    if conversion is not None:
-        v = _CONVERSIONS[conversion](v)
-    return ConstantVariable(format(v, spec))
+    return ConstantVariable(format(CONVERSIONS[conversion](value.as_python_constant()), spec))
 
 
 @handles("FORMAT_VALUE")
@@ -151,13 +149,13 @@ def format_with_spec(tx, ins):
 
 @handles("CONVERT_VALUE")
 def convert_value(tx, ins):
-    value = tx.pop()
-    if not value.is_python_constant():
-        raise Unsupported("converting a non-constant value to a string")
-    tx.push(ConstantVariable(_CONVERSIONS[ins.arg](value.as_python_constant())))
+    tx.push(_format(tx.pop(), "", ins.arg))  # (formatting a string with no spec leaves it as it is)
 
 
 @handles("BUILD_STRING")
 def build_string(tx, ins):
     parts = tx.popn(ins.arg)
-    tx.push(ConstantVariable("".join(p.as_python_constant() for p in parts)))
+    if all(p.is_python_constant() for p in parts):
+        tx.push(ConstantVariable("".join(p.as_python_constant() for p in parts)))
+    else:  # a part formatted when the code runs (exceptions.RuntimeValueVariable)
+        tx.push(RuntimeValueVariable(join_text, parts, str))

@@ -1,4 +1,4 @@
-"""Jumps, loops (unrolled), with-blocks of no-op context managers, raise."""
+"""Jumps, loops (unrolled), with statements, generators being inlined."""
 from __future__ import annotations
 
 from ...bytecode import compat
@@ -7,7 +7,6 @@ from ...errors import Unsupported
 from ...tracing.variables.base import ConstantVariable
 from ...tracing.variables.builtins import BUILTIN_HANDLERS
 from ...tracing.variables.iterators import IteratorVariable
-from ...tracing.variables.objects import NoOpContextVariable
 from .registry import handles
 
 _TESTS = {
@@ -64,13 +63,9 @@ def end_for(tx, ins):
 
 @handles("BEFORE_WITH")
 def before_with(tx, ins):
-    manager = tx.pop()
-    if not isinstance(manager, NoOpContextVariable):
-        raise Unsupported(f"a with block over {manager} (only no-op context managers such as dl.no_grad())")
-    tx.push(manager.var_getattr(tx, "__exit__"))
-    tx.push(manager.enter(tx))
-
-
+    exit_fn, entered = tx.pop().enter_with(tx)  # NOTE: [user context managers]
+    tx.push(exit_fn)
+    tx.push(entered)
 
 
 @handles("GET_LEN")

@@ -1,11 +1,12 @@
 """raise, except clauses and with-statement cleanup (NOTE: [try/except in the traced frame])."""
 from __future__ import annotations
 
+from ...bytecode import compat
 from ...errors import Unsupported, UserError
 from ...tracing.variables.base import ConstantVariable
 from ...tracing.variables.exceptions import CurrentExceptionVariable, ExceptionVariable
 from ...tracing.variables.classes import ClassVariable
-from ...tracing.variables.objects import NoOpExitVariable
+from ...tracing.variables.contexts import exit_arguments
 from .registry import handles
 
 
@@ -78,9 +79,6 @@ def check_exc_match(tx, ins):
 
 @handles("WITH_EXCEPT_START")
 def with_except_start(tx, ins):
-    # Only no-op context managers are entered (BEFORE_WITH), and their __exit__ lets the
-    # exception through: push its (falsy) result.
-    exit_fn = next((v for v in reversed(tx.stack) if isinstance(v, NoOpExitVariable)), None)
-    if exit_fn is None:
-        raise Unsupported("leaving a with block by an exception")
-    tx.push(exit_fn.call(tx, [], {}))
+    # The stack: __exit__, the offset to restore, the previous exception, the exception.
+    exit_fn, exception = tx.stack[-compat.WITH_EXCEPT_START_EXIT_DEPTH], tx.stack[-1]
+    tx.push(exit_fn.call(tx, exit_arguments(tx, exception), {}))  # NOTE: [user context managers]
