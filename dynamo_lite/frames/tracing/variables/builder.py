@@ -163,9 +163,21 @@ def _wrap_object(tx, value, source) -> VariableTracker:
     variable = _object_variable(tx, value, source)
     if isinstance(variable, UserObjectVariable):
         _guard(tx, source, G.TYPE_MATCH, type(value))
+    elif _is_bound_builtin_method(value) and source is not None:
+        # ``xs.append`` is a new object at each read: guard what it is bound to, and its name.
+        owner = value.__self__
+        _guard(tx, AttrSource(source, "__self__"), G.ID_MATCH if isinstance(owner, type) else G.TYPE_MATCH,
+               owner if isinstance(owner, type) else type(owner))
+        _guard(tx, AttrSource(source, "__name__"), G.CONSTANT_MATCH, value.__name__)
     elif not isinstance(value, types.MethodType):
         _guard(tx, source, G.ID_MATCH, value)
     return variable
+
+
+def _is_bound_builtin_method(value) -> bool:
+    """A C method bound to an object (``xs.append``), not a module's function (``len``)."""
+    return isinstance(value, types.BuiltinMethodType) and value.__self__ is not None \
+        and not isinstance(value.__self__, types.ModuleType)
 
 
 _NAMED_KINDS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,

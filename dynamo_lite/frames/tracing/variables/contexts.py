@@ -28,9 +28,7 @@ from .. import trace_rules
 from .base import ConstantVariable, VariableTracker
 from .exceptions import exception_variable
 from .functions import UserFunctionVariable, UserMethodVariable
-from .containers import TupleVariable
-from .dicts import DictVariable
-from .iterators import GeneratorVariable
+from .iterators import GeneratorVariable, emit_call
 
 
 @contextlib.contextmanager
@@ -123,7 +121,7 @@ class GeneratorContextVariable(VariableTracker):
     def reconstruct(self, cg) -> None:
         if self.generator.started:
             raise Unsupported("a @contextmanager object that was entered cannot be rebuilt")
-        cg.call_const_on(call_with_keywords, [self.factory, TupleVariable(self.args), DictVariable(self.kwargs)])
+        emit_call(cg, self.factory, self.args, self.kwargs)
 
 
 class GeneratorExitVariable(VariableTracker):
@@ -158,11 +156,6 @@ class GeneratorExitVariable(VariableTracker):
 
     def reconstruct(self, cg) -> None:
         raise Unsupported("a @contextmanager generator paused at its yield cannot be rebuilt in compiled code")
-
-
-def call_with_keywords(fn, args: tuple, kwargs: dict):
-    """``fn(*args, **kwargs)`` (rebuilds a GeneratorContextVariable before it is entered)."""
-    return fn(*args, **kwargs)
 
 
 def context_entry(tx, stack: list):

@@ -129,6 +129,32 @@ class NestedFunctionVariable(UserFunctionVariable):
     def defaults(self, tx) -> tuple:
         return self._defaults, self._kwdefaults
 
+    def children(self) -> list:
+        return [*self._defaults, *self._kwdefaults.values()]
+
+    def reconstruct(self, cg) -> None:
+        """A new function over the same code (a lambda or comprehension passed on at a
+        graph break); its closure only over cells the code can reload (another cell,
+        made in the frame, may be written after the break through the frame's own)."""
+        if any(cell.source is None for cell in self._closure):
+            raise Unsupported(f"cannot rebuild {self} in compiled code: it closes over a variable of the frame")
+
+        def emit_args():
+            cg.load_const(self._code)
+            cg.load_const(self._globals)
+            for default in self._defaults:
+                cg.reconstruct(default)
+            cg.build(tuple, len(self._defaults))
+            for name, default in self._kwdefaults.items():
+                cg.load_const(name)
+                cg.reconstruct(default)
+            cg.build(dict, len(self._kwdefaults))
+            for cell in self._closure:
+                cell.source.reconstruct(cg)
+            cg.build(tuple, len(self._closure))
+
+        cg.call_const(make_function, emit_args, 5)
+
     @property
     def code(self):
         return self._code
@@ -139,6 +165,13 @@ class NestedFunctionVariable(UserFunctionVariable):
 
     def __repr__(self) -> str:
         return f"NestedFunctionVariable({self.name})"
+
+
+def make_function(code, f_globals: dict, defaults: tuple, kwdefaults: dict, closure: tuple):
+    """The function MAKE_FUNCTION makes (rebuilds a NestedFunctionVariable)."""
+    fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
+    fn.__kwdefaults__ = kwdefaults or None
+    return fn
 
 
 class SuperVariable(VariableTracker):

@@ -363,15 +363,30 @@ class GeneratorVariable(IteratorVariable):
     def children(self) -> list:
         return [self.fn_var, *self.args, *self.kwargs.values()]
 
+    def live_across_breaks(self) -> bool:
+        return not self.started  # made again by the same call: nothing of it has run yet
+
     def reconstruct(self, cg) -> None:
         if self.started:
             raise Unsupported("a generator that has started running cannot be rebuilt in compiled code")
-
-        if self.kwargs:
-            raise Unsupported("rebuilding a generator called with keyword arguments")
-        cg.call_const_on(call_function, [self.fn_var, *self.args])
+        emit_call(cg, self.fn_var, self.args, self.kwargs)
 
 
-def call_function(fn, *args):
-    """``fn(*args)`` (rebuilds a call's result in transformed code)."""
-    return fn(*args)
+def emit_call(cg, fn, args: list, kwargs: dict) -> None:
+    """Emit ``fn(*args, **kwargs)`` over variables (rebuilds what a call made that has not run)."""
+    def emit_args():
+        cg.reconstruct(fn)
+        for arg in args:
+            cg.reconstruct(arg)
+        cg.build(tuple, len(args))
+        for name, value in kwargs.items():
+            cg.load_const(name)
+            cg.reconstruct(value)
+        cg.build(dict, len(kwargs))
+
+    cg.call_const(call_with_keywords, emit_args, 3)
+
+
+def call_with_keywords(fn, args: tuple, kwargs: dict):
+    """``fn(*args, **kwargs)``."""
+    return fn(*args, **kwargs)
