@@ -277,3 +277,70 @@ def test_a_graph_break_inside_the_block_resumes_inside_it(program, make_args, gr
               if not ("<resume@" in record.function and "inside an exception handler's cleanup" in record.reason)]
     assert not others, others
     assert dl.is_grad_enabled()
+
+
+class BadEnter:
+    def __enter__(self):
+        LOG.append("bad")
+        raise KeyError("nope")
+
+    def __exit__(self, *exc):
+        LOG.append("never")
+
+
+def _two_managers_in_one_statement(x, k):
+    y = x + 1
+    with Tracker("a"), Tracker("b", suppress=(KeyError,)):
+        y = y * k
+        if k > 2:
+            raise KeyError("k")
+    return y
+
+
+def _enter_raises(x):
+    y = x + 1
+    with Tracker("outer", suppress=(KeyError,)):
+        with BadEnter():  # its __exit__ never runs; the outer one gets the KeyError
+            y = y * 100
+    return y
+
+
+def _return_inside_the_block(x, k):
+    with Tracker("r"):
+        if k > 2:
+            return x + 1
+        y = x * 2
+    return y
+
+
+def _continue_and_break_inside_a_block_in_a_loop(x, n):
+    y = x
+    for i in range(n):
+        with Tracker(f"l{i}"):
+            if i == 1:
+                continue
+            if i == 3:
+                break
+            y = y + i
+    return y
+
+
+def _break_in_a_block_nested_in_a_contextmanager_block(x):
+    y = x + 1
+    with scope("o"):
+        with Tracker("i"):
+            print("mid")
+            y = y - 1
+    return y
+
+
+@pytest.mark.parametrize("program, make_args", [
+    (_two_managers_in_one_statement, lambda c: (t(c), c + 1)),
+    (_enter_raises, lambda c: (t(c),)),
+    (_return_inside_the_block, lambda c: (t(c), c + 1)),
+    (_continue_and_break_inside_a_block_in_a_loop, lambda c: (t(c), c + 3)),
+    (_break_in_a_block_nested_in_a_contextmanager_block, lambda c: (t(c),)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_leaving_blocks_every_way_matches_eager(program, make_args, backend):
+    assert_transparent(program, make_args, backend, setup=reset_state, state=state)
+    assert not dl.stats().fallbacks, dl.stats().fallbacks
