@@ -16,6 +16,7 @@ from __future__ import annotations
 from ..ops.dispatch import dispatch
 from ..ops.registry import REGISTRY
 from ..tensor.meta import TensorMeta
+from ..tensor.rebinds import tensor_rebound
 from ..tensor.tensor import Tensor
 from .derivatives.table import DECOMPOSE, NO_GRADIENT, derivative_rule
 from .grad_mode import GRAD_MODE
@@ -111,6 +112,8 @@ def _check_inplace_target(target: Tensor) -> None:
 def _rewrite_history(target: Tensor, node) -> None:
     """After ``node``'s in-place op wrote ``target``: point the histories at the new values."""
     base = getattr(target, "_view_base", None)
+    if not target._requires_grad or (base is not None and not base._requires_grad):
+        tensor_rebound()  # the write makes it require grad (tensor/rebinds.py)
     if base is None:
         set_history(target, node, 0)
         return

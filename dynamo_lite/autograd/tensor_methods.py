@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import weakref
 
+from ..tensor.rebinds import tensor_rebound
 from ..tensor.tensor import Tensor
 from . import engine
 from .node import _RemovableHandle
@@ -85,6 +86,8 @@ def detach_(self):
             "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
             "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
         )
+    if self._requires_grad:
+        tensor_rebound()  # compiled guards trust version tags for the flag (tensor/rebinds.py)
     self._grad_fn = None
     self._requires_grad = False
     return self

@@ -5,7 +5,6 @@ import copy
 
 from ..tensor.dtype import get_default_dtype
 from ..tensor.tensor import Tensor, empty_strided
-from .versioning import tensor_rebound
 
 
 def _alias(tensor: Tensor, cls=Tensor) -> Tensor:
@@ -37,7 +36,9 @@ class Parameter(Tensor):
                 f"Parameter(data) expects a dl.Tensor, but got {type(data).__name__}"
             )
         self = _alias(data, cls)
-        Tensor.requires_grad.fset(self, requires_grad)  # a new Parameter: no guard has seen it
+        if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
+            Tensor.requires_grad.fset(self, True)  # raises the error of a non-float tensor
+        self._requires_grad = bool(requires_grad)  # a new Parameter: no guard has seen it, nothing to count
         return self
 
     def __init__(self, data=None, requires_grad: bool = True):
@@ -50,19 +51,7 @@ class Parameter(Tensor):
         Used by ``Module.to``/``float()``/``load_state_dict(assign=True)``: the object
         identity of a parameter survives dtype/device conversion, as users expect.
         """
-        super()._set_data(value)
-        tensor_rebound()  # NOTE: [module version tags]
-
-    @property
-    def requires_grad(self) -> bool:
-        return self._requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value) -> None:
-        changed = bool(value) != self._requires_grad
-        Tensor.requires_grad.fset(self, value)
-        if changed:  # compiled graphs are guarded on it under their module's version tag
-            tensor_rebound()
+        super()._set_data(value)  # counted there (NOTE: [module version tags])
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()

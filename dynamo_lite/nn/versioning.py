@@ -24,7 +24,8 @@ What calls ``changed`` (the mutations covered):
 - ``register_forward_pre_hook``/``register_forward_hook`` and ``remove()`` of their handles.
 
 A ``Parameter`` keeps its identity when its data is swapped (``p.data = t``,
-``Module.to``): ``Parameter._set_data`` calls ``tensor_rebound()``, which bumps
+``Module.to``): ``Tensor._set_data`` calls ``tensor_rebound()`` (for every tensor, so
+buffers and optimizer state too), which bumps
 ``REBINDS.count`` (so does changing a Parameter's ``requires_grad``, which compiled
 training graphs depend on); guards that trust a tag for tensors' dtype/shape/strides also compare
 that count (rebinding is rare, so one process-wide counter costs nothing). Any new
@@ -42,24 +43,9 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from ..tensor.rebinds import REBINDS, RebindCount, tensor_rebound  # noqa: F401  (re-exported)
+
 _TAGS = itertools.count(1)
-
-
-class RebindCount:
-    """How many times any Parameter's data was swapped in place (see NOTE: [module version tags])."""
-
-    __slots__ = ("count",)
-
-    def __init__(self):
-        self.count = 0
-
-
-REBINDS = RebindCount()
-
-
-def tensor_rebound() -> None:
-    """Record that a tensor kept its identity but changed storage, dtype, shape or strides."""
-    REBINDS.count += 1
 
 
 def init_tags(module) -> None:

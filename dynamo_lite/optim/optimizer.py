@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections import defaultdict
 from typing import Any
 
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor.tensor import Tensor
+from .tracked import TrackedDict, TrackedList, TrackedState, edited
+
+_MISSING = object()
 
 
 class _RequiredParameter:
@@ -57,13 +59,13 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             f"Tensors or dicts, but got {_type_name(params)}")
-        self.state: defaultdict = defaultdict(dict)
-        self.param_groups: list = []
+        self.state: TrackedState = TrackedState()  # NOTE: [optimizer edit count]
+        self.param_groups: list = TrackedList()
         param_groups = list(params)
         if not param_groups:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(param_groups[0], dict):
-            param_groups = [{"params": param_groups}]
+            param_groups = [TrackedDict(params=param_groups)]
         for group in param_groups:
             self.add_param_group(group)
 
@@ -79,7 +81,17 @@ class Optimizer:
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state: dict) -> None:
+        edited()
         self.__dict__.update(state)
+
+    def __setattr__(self, name: str, value) -> None:
+        if self.__dict__.get(name, _MISSING) is not value:  # NOTE: [optimizer edit count]
+            edited()
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        edited()
+        object.__delattr__(self, name)
 
     def add_param_group(self, param_group: dict) -> None:
         """Add a group of parameters (with its own hyperparameters) to optimize."""
@@ -87,13 +99,13 @@ class Optimizer:
             raise TypeError(f"param_group must be a dict, but got {_type_name(param_group)}")
         params = param_group["params"]
         if isinstance(params, Tensor):
-            param_group["params"] = [params]
+            param_group["params"] = TrackedList([params])
         elif isinstance(params, set):
             raise TypeError("optimizer parameters need to be organized in ordered collections, "
                             "but the ordering of tensors in sets will change between runs. "
                             "Please use a list instead.")
         else:
-            param_group["params"] = list(params)
+            param_group["params"] = TrackedList(params)
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {_type_name(param)}")
@@ -160,13 +172,13 @@ class Optimizer:
                                  "match the size of optimizer's group")
         param_of = {index: param for group, saved in zip(self.param_groups, saved_groups)
                     for index, param in zip(saved["params"], group["params"])}
-        self.state = defaultdict(dict)
+        self.state = TrackedState()
         for index, values in state_dict["state"].items():
             if index in param_of:
                 param = param_of[index]
-                self.state[param] = {key: _cast_state(param, key, value) for key, value in values.items()}
-        self.param_groups = [{**saved, "params": group["params"]}
-                             for group, saved in zip(self.param_groups, saved_groups)]
+                self.state[param] = TrackedDict({key: _cast_state(param, key, value) for key, value in values.items()})
+        self.param_groups = TrackedList(TrackedDict(saved, params=group["params"])
+                                        for group, saved in zip(self.param_groups, saved_groups))
 
 
 def _cast_state(param: Tensor, key: str, value: Any):

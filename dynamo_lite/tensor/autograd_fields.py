@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import threading
 
+from .rebinds import tensor_rebound
+
 
 class GradModeState(threading.local):
     """This thread's grad mode; ops record history only while ``enabled`` is True.
@@ -91,6 +93,8 @@ class AutogradFields:
             )
         if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        if value is not self._requires_grad:  # compiled guards trust version tags for it (tensor/rebinds.py)
+            tensor_rebound()
         self._requires_grad = value
 
     @property

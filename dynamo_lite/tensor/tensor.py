@@ -9,6 +9,7 @@ from .device import device as Device
 from .dtype import dtype as DType
 from .autograd_fields import GRAD_MODE, AutogradFields
 from .properties import TensorProperties
+from .rebinds import tensor_rebound
 from .storage import Storage
 
 
@@ -101,6 +102,7 @@ class Tensor(AutogradFields, TensorProperties):
         self._offset = value._offset
         self._dtype = value._dtype
         self._array_cache = None
+        tensor_rebound()  # guards trusting a version tag for the geometry see it (tensor/rebinds.py)
 
     # -- NumPy interop (zero-copy) ---------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:

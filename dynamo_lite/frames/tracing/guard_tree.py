@@ -22,6 +22,14 @@ attribute, ``train()`` on a model already training) costs one full check, then t
 entry is fast again. Everything else (inputs, globals, closure cells, a list
 attribute's contents, class attributes) is checked on every call.
 
+Optimizers are tag roots the same way (NOTE: [optimizer edit count] in optim/tracked.py):
+below an optimizer guarded by identity, its instance attributes and the items of its
+tracked containers (``param_groups``, each group and its ``params``, ``state`` and each
+parameter's state dict, ``state.get(p)`` read with the guarded parameter ``p`` itself)
+are covered, with the process-wide count of optimizer edits as the tag. A float held by a
+tracked container is never covered (an lr schedule's store is not counted), nor is what
+is read through a tensor (``p.grad``): those are checked on every call.
+
 Only ``check`` is compiled with the entry; a full check compiles itself the first time
 it runs, so a model that is never retagged never pays for it. Its recorded tag starts as
 the one the module had when the trace first guarded its identity (``GuardSet`` notes
@@ -43,7 +51,10 @@ from ...nn.hooks import HOOK_TABLES
 from ...nn.layers.container import ModuleDict, ModuleList, Sequential, _ListLike
 from ...nn.module import Module
 from ...nn.versioning import REBINDS
-from .sources import AttrSource, ConstSource, GlobalSource, ItemSource, LocalSource, Source, local_identifier
+from ...optim.optimizer import Optimizer
+from ...optim.tracked import EDITS, TRACKED_TYPES
+from .sources import (AttrSource, ConstSource, GlobalSource, ItemSource, LocalSource, Source, TensorKeySource,
+                      local_identifier)
 
 #: Attribute tables of a Module, in the order ``Module.__getattr__`` searches them.
 MODULE_TABLES = ("_parameters", "_buffers", "_modules")
@@ -70,6 +81,8 @@ class Node:
             module table): the Module API retags that module when the value changes.
         covered_by: the tag root that vouches for this node's value guards, or None.
         scope: the tag root that vouches for member steps below this node, or None.
+        tag: for a tag root, the expression of its tag over its local ``{v}``.
+        constants: names the step uses besides the parent's local.
     """
 
     def __init__(self, source: Source, parent: "Node | None", step: str, value, member=False, linked=False):
@@ -79,8 +92,16 @@ class Node:
         self.guards: list = []
         self.covered_by: Node | None = None
         self.scope: Node | None = None
+        self.tag: str | None = None
+        self.constants: dict = {}
         if parent is not None:
             parent.children.append(self)
+
+
+#: How a tag root's tag is read: a module's own tag, or the count of every optimizer's
+#: edits (NOTE: [optimizer edit count] in optim/tracked.py; the root's identity is guarded).
+MODULE_TAG = "{v}._version_tag"
+OPTIMIZER_TAG = "__dl_optedits.count"
 
 
 def build(guards, names: tuple, values: tuple, f_globals: dict, kinds: dict) -> tuple:
@@ -95,11 +116,8 @@ def build(guards, names: tuple, values: tuple, f_globals: dict, kinds: dict) -> 
     nodes: dict = {}
     roots: list = []
 
-    def node_for(source: Source) -> Node:
+    def node_for_path(source: Source) -> Node:
         key = source.expr()
-        node = nodes.get(key)
-        if node is not None:
-            return node
         base = source.base if isinstance(source, (AttrSource, ItemSource)) else None
         if base is None:
             namespace.update(source.constants())
@@ -110,6 +128,18 @@ def build(guards, names: tuple, values: tuple, f_globals: dict, kinds: dict) -> 
             node = _child(node_for(base), source)
         nodes[key] = node
         return node
+
+    identities = {g.source.expr(): g.expected for g in guards if g.kind == "ID_MATCH"}
+
+    def node_for(source: Source) -> Node:
+        key = source.expr()
+        node = nodes.get(key)
+        if node is not None:
+            return node
+        if isinstance(source, TensorKeySource) and source.key.expr() in identities:
+            node = nodes[key] = _keyed_child(node_for(source.base), source, identities[source.key.expr()])
+            return node
+        return node_for_path(source)
 
     for guard in guards:
         node = nodes[guard] = node_for(guard.source)
@@ -129,9 +159,29 @@ def _plain_module(obj) -> bool:
             and cls.__delattr__ is Module.__delattr__ and cls.__getattr__ is Module.__getattr__)
 
 
+def _plain_optimizer(obj) -> bool:
+    """An Optimizer whose attribute sets are Optimizer's own (each counts as an edit)."""
+    cls = type(obj)
+    return isinstance(obj, Optimizer) and cls.__setattr__ is Optimizer.__setattr__ and (
+        cls.__delattr__ is Optimizer.__delattr__)
+
+
+def _keyed_child(parent: Node, source: TensorKeySource, key) -> Node:
+    """``state.get(p)`` for a key ``p`` whose identity is guarded: read with ``p`` itself,
+    so the entry hangs below ``state`` (and its edit count can vouch for it)."""
+    name = f"__dl_key{id(key)}"
+    owner = parent.value
+    value = _read(lambda: owner.get(key))
+    node = Node(source, parent, f"{{p}}.get({name})", value, type(owner) in TRACKED_TYPES)
+    node.constants[name] = key
+    return node
+
+
 def _child(parent: Node, source) -> Node:
     """The node of ``source`` (an attribute or item of ``parent``'s value), read directly if it can be."""
     owner = parent.value
+    if type(owner) in TRACKED_TYPES or (_plain_optimizer(owner) and isinstance(source, AttrSource)):
+        return _optimizer_child(parent, source)
     module = _plain_module(owner)
     if isinstance(source, AttrSource):
         name = source.attr
@@ -152,6 +202,18 @@ def _child(parent: Node, source) -> Node:
     table = parent.linked and isinstance(parent.source, AttrSource) and parent.source.attr in RETAGGING_TABLES
     linked = table and parent.source.attr == "_modules"
     return Node(source, parent, f"{{p}}[{key!r}]", value, table or isinstance(owner, tuple), linked)
+
+
+def _optimizer_child(parent: Node, source) -> Node:
+    """An item of a tracked container, or an attribute of an optimizer: a member when
+    only a counted edit can change it (NOTE: [optimizer edit count])."""
+    owner = parent.value
+    if isinstance(source, AttrSource):
+        name = source.attr
+        member = name == "default_factory" if type(owner) in TRACKED_TYPES else _in_instance_dict(owner, name)
+        return Node(source, parent, f"{{p}}.{name}", _read(lambda: getattr(owner, name)), member)
+    key = source.key
+    return Node(source, parent, f"{{p}}[{key!r}]", _read(lambda: owner[key]), True)
 
 
 def _root_value(source, key: str, namespace: dict, local_values: dict):
@@ -220,12 +282,17 @@ def _assign_coverage(root: Node) -> None:
     while pending:
         node = pending.pop()
         parent = node.parent
-        if parent is not None and parent.scope is not None and node.member:
-            node.covered_by = parent.scope
-        if node.covered_by is not None and (node.linked or type(node.value) is tuple):
-            node.scope = node.covered_by  # what is below stays the tag root's business
-        elif _plain_module(node.value) and any(g.kind == "ID_MATCH" for g in node.guards):
+        if parent is not None and parent.scope is not None and node.member and not (
+                type(node.value) is float and type(parent.value) in TRACKED_TYPES):
+            node.covered_by = parent.scope  # an optimizer's floats are checked per call: lr schedules do not count
+        root = node.covered_by
+        if root is not None and (node.linked or type(node.value) is tuple or (
+                root.tag == OPTIMIZER_TAG and type(node.value) in TRACKED_TYPES)):
+            node.scope = root  # what is below stays the tag root's business
+        elif any(g.kind == "ID_MATCH" for g in node.guards) and (
+                _plain_module(node.value) or _plain_optimizer(node.value)):
             node.scope = node  # a tag root of its own: its identity is checked before its tag
+            node.tag = MODULE_TAG if isinstance(node.value, Module) else OPTIMIZER_TAG
         pending.extend(reversed(node.children))
 
 
@@ -241,6 +308,11 @@ def covering_root(guard, nodes: dict, kinds: dict) -> Node | None:
     if any(nodes[other.expr()].covered_by is not root for other in kind.sources(guard.expected)):
         return None
     return root
+
+
+def current_tag(root):
+    """The tag a module or optimizer root has now (NOTE: [guard tree])."""
+    return root.__dict__.get("_version_tag") if isinstance(root, Module) else EDITS.count
 
 
 class _Namer:
@@ -383,12 +455,14 @@ def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, consta
             fn.require([kinds[g.kind].code(local, g.expected, namer) for g in own.get(node, ())])
             if tags and node in numbers:
                 k = numbers[node]
-                fn.require([f"{local}._version_tag == __dl_tag{k} and __dl_rebinds.count == __dl_rb{k} "
+                fn.require([f"{node.tag.format(v=local)} == __dl_tag{k} and __dl_rebinds.count == __dl_rb{k} "
                             f"or __dl_full{k}({local})"])
             pending.extend(reversed(children))
         fn.require([kinds[g.kind].code(namer.load(g.source), g.expected, namer) for g in crossing])
 
-    namespace = {"__dl_rebinds": REBINDS}
+    namespace = {"__dl_rebinds": REBINDS, "__dl_optedits": EDITS}
+    for node in set(nodes.values()):
+        namer.constants.update(node.constants)
     full_sources = {}
     for root, k in numbers.items():
         fn = _Conjunction()
@@ -397,13 +471,13 @@ def generate(roots: list, nodes: dict, guards, names: tuple, kinds: dict, consta
         full_sources[f"__dl_full{k}"] = "\n".join([
             f"def __dl_full{k}(__dl_root):",
             f"    global __dl_tag{k}, __dl_rb{k}",
-            "    __dl_tag, __dl_rb = __dl_root._version_tag, __dl_rebinds.count",
+            f"    __dl_tag, __dl_rb = {root.tag.format(v='__dl_root')}, __dl_rebinds.count",
             f"    if not ({fn.render(' ' * 12)}):",
             "        return False",
             f"    __dl_tag{k}, __dl_rb{k} = __dl_tag, __dl_rb",
             "    return True"]) + "\n"
         tag = validated_tags.get(id(root.value))
-        known = tag is not None and root.value.__dict__.get("_version_tag") == tag
+        known = tag is not None and current_tag(root.value) == tag
         namespace[f"__dl_tag{k}"] = tag if known else None
         namespace[f"__dl_rb{k}"] = validated_tags.get("rebinds") if known else None
     fn = _Conjunction()

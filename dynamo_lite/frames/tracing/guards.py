@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ...nn.module import Module
 from ...nn.versioning import REBINDS
+from ...optim.optimizer import Optimizer
 from . import guard_tree
 from .shape_guards import FRAME_VALUES
 from .sources import Source, local_identifier
@@ -73,8 +74,8 @@ class GuardSet:
     def add(self, source: Source, kind: str, expected) -> None:
         guard = Guard(source, kind, expected)
         self._guards.setdefault(guard.key(), guard)
-        if kind == ID_MATCH and isinstance(expected, Module):
-            self._module_tags.setdefault(id(expected), expected.__dict__.get("_version_tag"))
+        if kind == ID_MATCH and isinstance(expected, (Module, Optimizer)):
+            self._module_tags.setdefault(id(expected), guard_tree.current_tag(expected))
 
     def validated_tags(self) -> dict:
         """``id(module) -> tag`` noted when first guarded, and ``"rebinds"``; empty if a rebind happened since."""
@@ -246,7 +247,7 @@ _KINDS = {
         lambda name, flag: f"{name}.requires_grad == {flag}",
         lambda name, actual, flag, _: _unless(
             actual._requires_grad is flag, f"{name}.requires_grad: expected {flag}, got {actual._requires_grad}"),
-        coverage="value",  # a Parameter's flag changes only by a counted rebind (nn/parameter.py)
+        coverage="value",  # a flip is counted as a rebind (tensor/rebinds.py)
     ),
     ID_MATCH_SOURCE: GuardKind(
         lambda e, other, name: f"{e} is {name.load(other)}",

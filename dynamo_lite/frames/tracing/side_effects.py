@@ -22,7 +22,17 @@ DELETED = object()
 
 
 def _replace_dict(target: dict, contents: dict) -> None:
-    """Make ``target`` hold exactly ``contents`` (keeps the dict object, like the eager run)."""
+    """Make ``target`` hold exactly ``contents`` (keeps the dict object, like the eager run).
+
+    With the same keys in the same order, only the values that changed are stored: a dict
+    counting its edits (an optimizer's state, NOTE: [optimizer edit count]) sees none when
+    a step stored back the objects it held (``state["step"] += 1`` on a tensor).
+    """
+    if target.keys() == contents.keys() and list(target) == list(contents):
+        for key, value in contents.items():
+            if target[key] is not value:
+                target[key] = value
+        return
     target.clear()
     target.update(contents)
 

@@ -7,6 +7,8 @@ import functools
 import types
 
 from ....nn.module import Module
+from ....optim.optimizer import Optimizer
+from ....optim.tracked import TrackedDict, TrackedList, TrackedState
 from ....ops.registry import Op
 from ....tensor.device import device as Device
 from ....tensor.dtype import dtype as DType
@@ -97,19 +99,19 @@ def wrap(tx, value, source) -> VariableTracker:
     known = tx.output.objects.get(id(value)) if isinstance(value, (list, dict)) else None
     if known is not None:
         return known[1]
-    if type(value) is list and source is not None:
-        _guard(tx, source, G.TYPE_MATCH, list)
+    if type(value) in LIST_TYPES and source is not None:
+        _guard(tx, source, G.TYPE_MATCH, type(value))
 
         def realize():
             _guard(tx, source, G.LENGTH_MATCH, len(value))
             return [wrap(tx, v, ItemSource(source, i)) for i, v in enumerate(value)]
 
         return _remember(tx, value, ListVariable((), source, realize=realize))
-    if type(value) is list or isinstance(value, tuple):
+    if type(value) in LIST_TYPES or isinstance(value, tuple):
         _guard(tx, source, G.TYPE_MATCH, type(value))
         _guard(tx, source, G.LENGTH_MATCH, len(value))
         items = [wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)]
-        if type(value) is list:
+        if type(value) in LIST_TYPES:
             return _remember(tx, value, ListVariable(items, source))
         if type(value) is not tuple and all(i.is_python_constant() for i in items):
             return ConstantVariable(value, source)  # a tuple subclass of constants keeps its type
@@ -117,16 +119,16 @@ def wrap(tx, value, source) -> VariableTracker:
     if type(value) in (set, frozenset) and all(type(v) in CONSTANT_TYPES for v in value):
         _guard(tx, source, G.CONSTANT_MATCH, type(value)(value))  # a copy: the contents when traced
         return _remember(tx, value, SetVariable(value, source, type(value)))
-    if type(value) is dict:
+    if type(value) in DICT_TYPES:
         if not all(isinstance(k, (str, int)) for k in value):
             raise Unsupported("a dict with non-constant keys")
-        _guard(tx, source, G.TYPE_MATCH, dict)
+        _guard(tx, source, G.TYPE_MATCH, type(value))
         _guard(tx, source, G.DICT_KEYS, tuple(value))
         items = {k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()}
-        return _remember(tx, value, DictVariable(items, source))
-    if type(value) is collections.defaultdict and source is not None and TensorKeyedDictVariable.accepts(value):
-        _guard(tx, source, G.TYPE_MATCH, collections.defaultdict)  # NOTE: [tensor-keyed state]
-        _guard(tx, AttrSource(source, "default_factory"), G.ID_MATCH, dict)
+        return _remember(tx, value, DictVariable(items, source, dict_type=type(value)))
+    if type(value) in STATE_TYPES and source is not None and TensorKeyedDictVariable.accepts(value):
+        _guard(tx, source, G.TYPE_MATCH, type(value))  # NOTE: [tensor-keyed state]
+        _guard(tx, AttrSource(source, "default_factory"), G.ID_MATCH, value.default_factory)
         return _remember(tx, value, TensorKeyedDictVariable(value, source))
     if type(value) in _LIVE_ITERATOR_TYPES and source is not None:
         return _wrap_live_iterator(tx, value, source)
@@ -137,6 +139,11 @@ def wrap(tx, value, source) -> VariableTracker:
 
 
 _LIVE_ITERATOR_TYPES = (type(iter([])), enumerate)
+
+#: Containers read like the builtin ones; an optimizer's count their edits (NOTE: [optimizer edit count]).
+LIST_TYPES = (list, TrackedList)
+DICT_TYPES = (dict, TrackedDict)
+STATE_TYPES = (collections.defaultdict, TrackedState)
 
 
 def _wrap_live_iterator(tx, value, source) -> VariableTracker:
@@ -163,6 +170,8 @@ def _wrap_object(tx, value, source) -> VariableTracker:
     variable = _object_variable(tx, value, source)
     if isinstance(variable, UserObjectVariable):
         _guard(tx, source, G.TYPE_MATCH, type(value))
+        if isinstance(value, Optimizer):  # the root its containers' edit count vouches for
+            _guard(tx, source, G.ID_MATCH, value)
     elif _is_bound_builtin_method(value) and source is not None:
         # ``xs.append`` is a new object at each read: guard what it is bound to, and its name.
         owner = value.__self__

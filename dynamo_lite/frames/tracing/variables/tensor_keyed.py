@@ -1,7 +1,7 @@
 """Dicts keyed by the frame's tensors (an optimizer's per-parameter ``state``), read entry by entry.
 
-NOTE: [tensor-keyed state] ``Optimizer.state`` is a ``defaultdict(dict)`` keyed by
-parameters. Its keys cannot be constants, but every key the traced code looks up is a
+NOTE: [tensor-keyed state] ``Optimizer.state`` is a defaultdict of dicts (a ``TrackedState``
+of ``TrackedDict``: NOTE: [optimizer edit count]) keyed by parameters. Its keys cannot be constants, but every key the traced code looks up is a
 tensor read from the frame (a parameter, with a source), so an entry has a source too:
 ``opt.state[p]`` is reloaded as ``opt.state.get(<p's source>)`` (a guard never inserts).
 A present entry is wrapped like any value from the frame (its dict's keys guarded, its
@@ -12,6 +12,7 @@ the real dict after the graph (an ``ItemStore`` side effect). Nothing else (iter
 """
 from __future__ import annotations
 
+from ....optim.tracked import TrackedDict
 from ....tensor.tensor import Tensor
 from ...errors import Unsupported
 from .. import guards as G
@@ -36,7 +37,7 @@ class TensorKeyedDictVariable(VariableTracker):
 
     @staticmethod
     def accepts(value) -> bool:
-        return value.default_factory is dict and all(isinstance(k, Tensor) for k in value)
+        return value.default_factory in (dict, TrackedDict) and all(isinstance(k, Tensor) for k in value)
 
     def python_type(self) -> type:
         return type(self.value)
@@ -65,7 +66,7 @@ class TensorKeyedDictVariable(VariableTracker):
             self.entries[id(tensor)] = (key, variable)
             return variable
         tx.output.guards.add(source, G.CONSTANT_MATCH, None)
-        created = DictVariable({})  # what the default factory (dict) makes
+        created = DictVariable({}, dict_type=self.value.default_factory)  # what the default factory makes
         self.store_item(tx, key, created)
         return created
 
