@@ -146,7 +146,7 @@ class Optimizer:
         """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``.
 
         Parameters are numbered in group order; the state tensors are the live ones
-        (not copies), as in torch.
+        (not copies), as in torch, in plain dicts (what ``dl.save`` writes and torch reads).
         """
         index_of: dict = {}
         packed_groups = []
@@ -156,7 +156,7 @@ class Optimizer:
             packed = {key: value for key, value in group.items() if key != "params"}
             packed["params"] = [index_of[id(p)] for p in group["params"]]
             packed_groups.append(packed)
-        state = {index_of[id(param)]: self.state[param] for group in self.param_groups
+        state = {index_of[id(param)]: dict(self.state[param]) for group in self.param_groups
                  for param in group["params"] if param in self.state}
         return {"state": state, "param_groups": packed_groups}
 

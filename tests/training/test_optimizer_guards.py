@@ -9,6 +9,7 @@ the compiled run alike and compares them call by call.
 from __future__ import annotations
 
 import copy
+import io
 import pickle
 
 import pytest
@@ -205,3 +206,18 @@ def test_optimizer_containers_survive_copy_and_pickle():
         assert all(type(g) is TrackedDict and type(g["params"]) is TrackedList for g in clone.param_groups)
         assert all(type(s) is TrackedDict for s in clone.state.values())
         assert sorted(clone.param_groups[0]) == sorted(opt.param_groups[0])
+
+
+def test_a_saved_state_dict_holds_plain_containers():
+    model = small_mlp()
+    opt = dl.optim.Adam(model.parameters(), lr=0.1)
+    (x, y), = batches(1)
+    mse(model(x), y).backward()
+    opt.step()
+    buffer = io.BytesIO()
+    dl.save(opt.state_dict(), buffer)
+    buffer.seek(0)
+    loaded = dl.load(buffer)
+    assert type(loaded["state"][0]) is dict and opt.state_dict()["state"][0]["exp_avg"] is opt.state[_first(opt)]["exp_avg"]
+    opt.load_state_dict(loaded)
+    assert type(opt.state[_first(opt)]) is TrackedDict
