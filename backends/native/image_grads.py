@@ -1,4 +1,4 @@
-"""C kernels of the max-pool gradients, and the one lookup the lowering uses for every image op.
+"""C kernels of the window gradients (max-pool, col2im), and the one lookup the lowering uses for every image op.
 
 NOTE: [native window grads] ``max_pool2d_backward`` (max_pool2d's derivative: the
 gradient of each window goes to its max pixel) runs as one pass per (image, channel)
@@ -10,6 +10,10 @@ instead. Adding to a zeroed plane in raster order is what eager's scatter does (
 so the bits are eager's. The geometry (sizes and strides of input, gradient and result)
 is read at run time like the forward image ops' (NOTE: [native image ops]); kernel size,
 stride, padding and dilation are baked into the source.
+
+``col2im`` (conv2d's input gradient is col2im of a matmul, see
+autograd/derivatives/windows.py) adds each kernel tap's block of columns into the zeroed
+image, taps in eager's order, so every pixel sums its contributions in eager's order.
 """
 from __future__ import annotations
 
@@ -39,6 +43,10 @@ class GradCall:
     cols_shape: None = None  # no scratch memory (the conv2d gather's field)
 
 
+def _pairs(values) -> bool:
+    return all(isinstance(v, tuple) and len(v) == 2 and all(type(i) is int for i in v) for v in values)
+
+
 def _geometry(node):
     """(grad, input, indices or None, (kernel, stride, padding, dilation)) of a max-pool gradient node."""
     if node.kwargs:
@@ -53,13 +61,53 @@ def _geometry(node):
     else:
         return None
     pairs = (kernel, stride, padding, dilation)
-    if not all(isinstance(v, tuple) and len(v) == 2 and all(type(i) is int for i in v) for v in pairs):
+    return (grad, x, indices, pairs) if _pairs(pairs) else None
+
+
+def _col2im_call(node, values: dict) -> GradCall | None:
+    """col2im(cols (N, C*KH*KW, L), output_size, kernel, dilation, padding, stride) into an (N, C, H, W) image."""
+    if node.kwargs or len(node.args) != 6 or not isinstance(node.args[0], Node):
         return None
-    return grad, x, indices, pairs
+    cols, size, kernel, dilation, padding, stride = node.args
+    c, out = values[cols], values[node]
+    if not (c.is_tensor and _pairs((size, kernel, dilation, padding, stride))) or len(c.sizes) != 3:
+        return None
+    if out.dtype.numpy not in C_TYPES or c.dtype is not out.dtype:
+        return None
+    blocks = [(s + 2 * p - d * (k - 1) - 1) // st + 1 for s, k, d, p, st in zip(size, kernel, dilation, padding, stride)]
+    words = [*out.sizes, *out.strides, *blocks, *c.strides]
+    return GradCall(node, [cols, node], (kernel, stride, padding, dilation), words, C_TYPES[out.dtype.numpy])
+
+
+def _col2im_source(name: str, call: GradCall) -> str:
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
+    t = call.ctype
+    return "\n".join([
+        f"void {name}(const int64_t* g, int threads, char* p0, char* p1) {{",
+        "  const int64_t N = g[0], C = g[1], H = g[2], W = g[3], on = g[4], oc = g[5], oh_ = g[6], ow_ = g[7];",
+        "  const int64_t BH = g[8], BW = g[9], cn = g[10], cr = g[11], cl = g[12];",
+        f"  #pragma omp parallel for schedule(static) num_threads(threads) if(N * C * H * W >= {PARALLEL_MIN_ELEMENTS})",
+        "  for (int64_t nc = 0; nc < N * C; nc++) {",
+        "    const int64_t n = nc / C, c = nc % C;",
+        f"    {t}* o = ({t}*)p1 + n * on + c * oc;",
+        "    for (int64_t h = 0; h < H; h++)",
+        f"      for (int64_t w = 0; w < W; w++) o[h * oh_ + w * ow_] = ({t})0;",
+        f"    for (int64_t i = 0; i < {kh}; i++) {{",
+        f"      for (int64_t j = 0; j < {kw}; j++) {{",
+        f"        const {t}* col = (const {t}*)p0 + n * cn + ((c * {kh} + i) * {kw} + j) * cr;",
+        "        for (int64_t bh = 0; bh < BH; bh++) {",
+        f"          const int64_t h = bh * {sh} - {ph} + i * {dh};",
+        "          if (h < 0 || h >= H) continue;",
+        "          for (int64_t bw = 0; bw < BW; bw++) {",
+        f"            const int64_t w = bw * {sw} - {pw} + j * {dw};",
+        "            if (w >= 0 && w < W) o[h * oh_ + w * ow_] += col[(bh * BW + bw) * cl];",
+        "          }", "        }", "      }", "    }", "  }", "}"])
 
 
 def grad_call(node, values: dict) -> GradCall | None:
     """The kernel of a max-pool gradient node at these values, or None to keep the registry kernel."""
+    if node.target.name == "col2im":
+        return _col2im_call(node, values)
     parsed = _geometry(node)
     if parsed is None:
         return None
@@ -84,7 +132,9 @@ def grad_call(node, values: dict) -> GradCall | None:
 
 
 def grad_source(name: str, call: GradCall) -> str:
-    """The C function ``name(const int64_t* g, int threads, char* p0, char* p1, char* p2)`` of ``call``."""
+    """The C function ``name(const int64_t* g, int threads, char* p...)`` of ``call``."""
+    if call.node.target.name == "col2im":
+        return _col2im_source(name, call)
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
     t = call.ctype
     from_input = call.node.target.name == "max_pool2d_backward"
@@ -121,9 +171,9 @@ def grad_source(name: str, call: GradCall) -> str:
         "      }", "    }", "  }", "}"])
 
 
-GRAD_OPS = ("max_pool2d_backward", "max_pool2d_with_indices_backward")
+GRAD_OPS = ("max_pool2d_backward", "max_pool2d_with_indices_backward", "col2im")
 # Every image op the lowering emits as one C kernel: the forward ones of image_ops and these.
-IMAGE_OPS = {**image_ops.PARSERS, **{name: _geometry for name in GRAD_OPS}}
+IMAGE_OPS = {**image_ops.PARSERS, **{name: grad_call for name in GRAD_OPS}}
 
 
 def image_call(node, values: dict):

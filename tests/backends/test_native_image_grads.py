@@ -83,3 +83,34 @@ def test_train_step_backward_runs_the_pool_gradient_in_c():
     for (name, p), q in zip(eager_net.named_parameters(), compiled_net.parameters()):
         np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy(), err_msg=name)
     assert any(": max_pool2d_backward" in code for code in recording.codes)
+
+
+@needs_compiler
+@pytest.mark.parametrize("stride, padding, dilation", [(1, 1, 1), (2, 1, 2), (3, 0, 1)])
+@pytest.mark.parametrize("layout", [dl.contiguous_format, dl.channels_last])
+def test_conv2d_input_gradient_is_a_product_and_a_c_col2im_with_eager_bits(stride, padding, dilation, layout):
+    def conv(x, w):
+        return F.conv2d(x, w, stride=stride, padding=padding, dilation=dilation)
+
+    dl.manual_seed(2)
+    x, w = dl.randn(2, 3, 11, 9).contiguous(memory_format=layout), dl.randn(4, 3, 3, 2)
+    grad = dl.randn(*conv(x, w).shape)
+    results, recording = [], Recording()
+    for fn in (conv, dl.compile(conv, backend=recording, fullgraph=True)):
+        leaf = x.detach().requires_grad_()
+        fn(leaf, w).backward(grad)
+        results.append(leaf.grad.numpy().tobytes())
+    assert results[0] == results[1]
+    assert any(": col2im" in code for code in recording.codes), recording.codes
+
+
+@needs_compiler
+def test_fold_is_the_c_col2im():
+    def fold(cols):
+        return F.fold(cols, (7, 6), (3, 2), dilation=(1, 2), padding=1, stride=(2, 1))
+
+    dl.manual_seed(3)
+    cols = dl.randn(2, 3 * 6, 4 * 6)
+    recording = Recording()
+    assert dl.compile(fold, backend=recording)(cols).numpy().tobytes() == fold(cols).numpy().tobytes()
+    assert recording.count("image") == 1

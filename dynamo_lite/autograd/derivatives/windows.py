@@ -10,11 +10,23 @@ def conv2d_backward(grad, input, weight, bias=None, stride=(1, 1), padding=(0, 0
     geometry = (stride, padding, dilation, groups)
     grad_input = grad_weight = None
     if is_value(weight):
-        grad_input = OPS["conv2d_input_backward"](grad, weight, tuple(input._sizes), *geometry)
+        grad_input = _conv2d_input_grad(grad, weight, input, stride, padding, dilation, groups)
     if is_value(input):
         grad_weight = OPS["conv2d_weight_backward"](grad, input, tuple(weight._sizes), *geometry)
     grad_bias = None if bias is None else OPS["sum"](grad, dim=(0, 2, 3) if grad.ndim == 4 else (1, 2))
     return grad_input, grad_weight, grad_bias
+
+
+def _conv2d_input_grad(grad, weight, input, stride, padding, dilation, groups):
+    """conv2d's input gradient; without groups, ``col2im(weight^T @ grad)``: the columns each
+    window receives, added back into the image (what conv2d_input_backward computes, as two
+    ops a backend can lower: the product stays BLAS, col2im becomes one C loop)."""
+    if groups != 1 or len(input._sizes) != 4:
+        return OPS["conv2d_input_backward"](grad, weight, tuple(input._sizes), stride, padding, dilation, groups)
+    n, o, oh, ow = grad._sizes
+    kernel = tuple(weight._sizes[2:])
+    columns = OPS["matmul"](OPS["transpose"](weight.reshape((o, -1)), 0, 1), grad.reshape((n, o, oh * ow)))
+    return OPS["col2im"](columns, tuple(input._sizes[2:]), kernel, dilation, padding, stride)
 
 
 @derivative("conv2d_input_backward", saves=("grad_output", "weight"))
