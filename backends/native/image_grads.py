@@ -1,4 +1,4 @@
-"""C kernels of the window gradients (max-pool, col2im), and the one lookup the lowering uses for every image op.
+"""C kernels of the window gradients (max-pool, col2im, im2col), and the one lookup the lowering uses for every image op.
 
 NOTE: [native window grads] ``max_pool2d_backward`` (max_pool2d's derivative: the
 gradient of each window goes to its max pixel) runs as one pass per (image, channel)
@@ -14,6 +14,8 @@ stride, padding and dilation are baked into the source.
 ``col2im`` (conv2d's input gradient is col2im of a matmul, see
 autograd/derivatives/windows.py) adds each kernel tap's block of columns into the zeroed
 image, taps in eager's order, so every pixel sums its contributions in eager's order.
+``im2col`` (the columns of conv2d's weight gradient) copies each tap's pixels, 0 in the
+padding: a copy, so its bits are eager's.
 """
 from __future__ import annotations
 
@@ -104,10 +106,49 @@ def _col2im_source(name: str, call: GradCall) -> str:
         "          }", "        }", "      }", "    }", "  }", "}"])
 
 
+def _im2col_call(node, values: dict) -> GradCall | None:
+    """im2col(x (N, C, H, W), kernel, dilation, padding, stride) into columns (N, C*KH*KW, L)."""
+    if node.kwargs or len(node.args) != 5 or not isinstance(node.args[0], Node):
+        return None
+    x, kernel, dilation, padding, stride = node.args
+    xv, out = values[x], values[node]
+    if not (xv.is_tensor and _pairs((kernel, dilation, padding, stride))) or len(xv.sizes) != 4:
+        return None
+    if out.dtype.numpy not in C_TYPES or xv.dtype is not out.dtype:
+        return None
+    h, w = xv.sizes[2:]
+    blocks = [(s + 2 * p - d * (k - 1) - 1) // st + 1 for s, k, d, p, st in zip((h, w), kernel, dilation, padding, stride)]
+    words = [*xv.sizes, *xv.strides, *blocks, *out.strides]
+    return GradCall(node, [x, node], (kernel, stride, padding, dilation), words, C_TYPES[out.dtype.numpy])
+
+
+def _im2col_source(name: str, call: GradCall) -> str:
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
+    t = call.ctype
+    return "\n".join([
+        f"void {name}(const int64_t* g, int threads, char* p0, char* p1) {{",
+        "  const int64_t N = g[0], C = g[1], H = g[2], W = g[3], xn = g[4], xc = g[5], xh = g[6], xw = g[7];",
+        "  const int64_t BH = g[8], BW = g[9], cn = g[10], cr = g[11], cl = g[12];",
+        f"  #pragma omp parallel for schedule(static) num_threads(threads) if(N * C * BH * BW * {kh * kw} >= {PARALLEL_MIN_ELEMENTS})",
+        "  for (int64_t nc = 0; nc < N * C; nc++) {",
+        "    const int64_t n = nc / C, c = nc % C;",
+        f"    const {t}* x = (const {t}*)p0 + n * xn + c * xc;",
+        f"    for (int64_t i = 0; i < {kh}; i++) {{",
+        f"      for (int64_t j = 0; j < {kw}; j++) {{",
+        f"        {t}* col = ({t}*)p1 + n * cn + ((c * {kh} + i) * {kw} + j) * cr;",
+        "        for (int64_t bh = 0; bh < BH; bh++) {",
+        f"          const int64_t h = bh * {sh} - {ph} + i * {dh};",
+        "          const int row_inside = h >= 0 && h < H;",
+        "          for (int64_t bw = 0; bw < BW; bw++) {",
+        f"            const int64_t w = bw * {sw} - {pw} + j * {dw};",
+        f"            col[(bh * BW + bw) * cl] = (row_inside && w >= 0 && w < W) ? x[h * xh + w * xw] : ({t})0;",
+        "          }", "        }", "      }", "    }", "  }", "}"])
+
+
 def grad_call(node, values: dict) -> GradCall | None:
-    """The kernel of a max-pool gradient node at these values, or None to keep the registry kernel."""
-    if node.target.name == "col2im":
-        return _col2im_call(node, values)
+    """The kernel of a window gradient node (max-pool, col2im, im2col) at these values, or None to keep the registry kernel."""
+    if node.target.name in COLUMN_CALLS:
+        return COLUMN_CALLS[node.target.name][0](node, values)
     parsed = _geometry(node)
     if parsed is None:
         return None
@@ -133,8 +174,8 @@ def grad_call(node, values: dict) -> GradCall | None:
 
 def grad_source(name: str, call: GradCall) -> str:
     """The C function ``name(const int64_t* g, int threads, char* p...)`` of ``call``."""
-    if call.node.target.name == "col2im":
-        return _col2im_source(name, call)
+    if call.node.target.name in COLUMN_CALLS:
+        return COLUMN_CALLS[call.node.target.name][1](name, call)
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
     t = call.ctype
     from_input = call.node.target.name == "max_pool2d_backward"
@@ -171,7 +212,9 @@ def grad_source(name: str, call: GradCall) -> str:
         "      }", "    }", "  }", "}"])
 
 
-GRAD_OPS = ("max_pool2d_backward", "max_pool2d_with_indices_backward", "col2im")
+# conv2d's gradients as a gather / scatter of columns around BLAS products (autograd/derivatives/windows.py)
+COLUMN_CALLS = {"col2im": (_col2im_call, _col2im_source), "im2col": (_im2col_call, _im2col_source)}
+GRAD_OPS = ("max_pool2d_backward", "max_pool2d_with_indices_backward", *COLUMN_CALLS)
 # Every image op the lowering emits as one C kernel: the forward ones of image_ops and these.
 IMAGE_OPS = {**image_ops.PARSERS, **{name: grad_call for name in GRAD_OPS}}
 

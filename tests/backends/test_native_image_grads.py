@@ -88,7 +88,7 @@ def test_train_step_backward_runs_the_pool_gradient_in_c():
 @needs_compiler
 @pytest.mark.parametrize("stride, padding, dilation", [(1, 1, 1), (2, 1, 2), (3, 0, 1)])
 @pytest.mark.parametrize("layout", [dl.contiguous_format, dl.channels_last])
-def test_conv2d_input_gradient_is_a_product_and_a_c_col2im_with_eager_bits(stride, padding, dilation, layout):
+def test_conv2d_gradients_are_products_around_c_col2im_and_im2col_with_eager_bits(stride, padding, dilation, layout):
     def conv(x, w):
         return F.conv2d(x, w, stride=stride, padding=padding, dilation=dilation)
 
@@ -97,11 +97,23 @@ def test_conv2d_input_gradient_is_a_product_and_a_c_col2im_with_eager_bits(strid
     grad = dl.randn(*conv(x, w).shape)
     results, recording = [], Recording()
     for fn in (conv, dl.compile(conv, backend=recording, fullgraph=True)):
-        leaf = x.detach().requires_grad_()
-        fn(leaf, w).backward(grad)
-        results.append(leaf.grad.numpy().tobytes())
+        leaf, weight = x.detach().requires_grad_(), w.detach().requires_grad_()
+        fn(leaf, weight).backward(grad)
+        results.append((leaf.grad.numpy().tobytes(), weight.grad.numpy().tobytes()))
     assert results[0] == results[1]
-    assert any(": col2im" in code for code in recording.codes), recording.codes
+    assert any(": col2im" in code and ": im2col" in code for code in recording.codes), recording.codes
+
+
+@needs_compiler
+def test_unfold_is_the_c_im2col():
+    def unfold(x):
+        return F.unfold(x, (3, 2), dilation=(1, 2), padding=1, stride=(2, 1))
+
+    dl.manual_seed(4)
+    x = dl.randn(2, 3, 7, 6).contiguous(memory_format=dl.channels_last)
+    recording = Recording()
+    assert dl.compile(unfold, backend=recording)(x).numpy().tobytes() == unfold(x).numpy().tobytes()
+    assert recording.count("image") == 1
 
 
 @needs_compiler

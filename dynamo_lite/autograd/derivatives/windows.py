@@ -12,7 +12,7 @@ def conv2d_backward(grad, input, weight, bias=None, stride=(1, 1), padding=(0, 0
     if is_value(weight):
         grad_input = _conv2d_input_grad(grad, weight, input, stride, padding, dilation, groups)
     if is_value(input):
-        grad_weight = OPS["conv2d_weight_backward"](grad, input, tuple(weight._sizes), *geometry)
+        grad_weight = _conv2d_weight_grad(grad, input, weight, stride, padding, dilation, groups)
     grad_bias = None if bias is None else OPS["sum"](grad, dim=(0, 2, 3) if grad.ndim == 4 else (1, 2))
     return grad_input, grad_weight, grad_bias
 
@@ -27,6 +27,17 @@ def _conv2d_input_grad(grad, weight, input, stride, padding, dilation, groups):
     kernel = tuple(weight._sizes[2:])
     columns = OPS["matmul"](OPS["transpose"](weight.reshape((o, -1)), 0, 1), grad.reshape((n, o, oh * ow)))
     return OPS["col2im"](columns, tuple(input._sizes[2:]), kernel, dilation, padding, stride)
+
+
+def _conv2d_weight_grad(grad, input, weight, stride, padding, dilation, groups):
+    """conv2d's weight gradient; without groups, the sum over images of ``grad @ im2col(input)^T``
+    (the windows as columns: one gather a backend can lower, products in BLAS)."""
+    if groups != 1 or len(input._sizes) != 4:
+        return OPS["conv2d_weight_backward"](grad, input, tuple(weight._sizes), stride, padding, dilation, groups)
+    n, o, oh, ow = grad._sizes
+    columns = OPS["im2col"](input, tuple(weight._sizes[2:]), dilation, padding, stride)
+    per_image = OPS["matmul"](grad.reshape((n, o, oh * ow)), OPS["transpose"](columns, 1, 2))
+    return OPS["sum"](per_image, dim=(0,)).reshape(tuple(weight._sizes))
 
 
 @derivative("conv2d_input_backward", saves=("grad_output", "weight"))
