@@ -43,9 +43,9 @@ def window_taps(in_hw, out_hw, kernel, stride, padding, dilation) -> list:
     return taps
 
 
-def _index_parts(xp, which, in_hw, kernel, stride, padding, dilation):
+def _index_parts(xp, out_hw, in_hw, kernel, stride, padding, dilation):
     """(per tap, per output) terms of the flat input index ``row * W + col`` a tap of a window reads."""
-    oh, ow = which.shape[-2:]
+    oh, ow = out_hw
     width = in_hw[1]
     offsets = xp.asarray([i * dilation[0] * width + j * dilation[1] for i in range(kernel[0]) for j in range(kernel[1])])
     rows = xp.arange(oh) * stride[0] - padding[0]
@@ -72,12 +72,10 @@ def max_pool2d_with_indices_kernel(xp, x, kernel_size, stride, padding=(0, 0), d
         xp.logical_or(taken[block], hit[block], out=taken[block])
         if k:
             which[block] += hit[block] * which.dtype.type(k)
-    if x.dtype.kind == "f":
-        nan = xp.isnan(values)
-        if nan.any():  # rare: give those windows their last NaN
-            for k, block, view in taps:
-                xp.copyto(which[block], k, where=xp.isnan(x[view]), casting="unsafe")
-    offsets, base = _index_parts(xp, which, in_hw, kernel_size, stride, padding, dilation)
+    if x.dtype.kind == "f" and xp.isnan(values).any():  # rare: give those windows their last NaN
+        for k, block, view in taps:
+            xp.copyto(which[block], k, where=xp.isnan(x[view]), casting="unsafe")
+    offsets, base = _index_parts(xp, out_hw, in_hw, kernel_size, stride, padding, dilation)
     xp.take(offsets, which, out=indices)
     indices += base
     return out

@@ -10,9 +10,9 @@ def conv2d_backward(grad, input, weight, bias=None, stride=(1, 1), padding=(0, 0
     geometry = (stride, padding, dilation, groups)
     grad_input = grad_weight = None
     if is_value(weight):
-        grad_input = _conv2d_input_grad(grad, weight, input, stride, padding, dilation, groups)
+        grad_input = _conv2d_input_grad(grad, weight, input, *geometry)
     if is_value(input):
-        grad_weight = _conv2d_weight_grad(grad, input, weight, stride, padding, dilation, groups)
+        grad_weight = _conv2d_weight_grad(grad, input, weight, *geometry)
     grad_bias = None if bias is None else OPS["sum"](grad, dim=(0, 2, 3) if grad.ndim == 4 else (1, 2))
     return grad_input, grad_weight, grad_bias
 
