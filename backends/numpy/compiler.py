@@ -268,7 +268,8 @@ def emit_node(builder, node) -> None:
     kwargs = [f"{k}={builder.argument(v)}" for k, v in node.kwargs.items()]
     if "inplace" in op.tags:
         target = builder.array_of(value)
-        builder.emit(f"{kernel}({', '.join(args + kwargs)}, out={target})")
+        if not _copies_onto_itself(builder.values, node):  # NOTE: [copy into the updated tensor]
+            builder.emit(f"{kernel}({', '.join(args + kwargs)}, out={target})")
         if value.root.kind in ("input", "param", "fresh"):
             builder.emit(f"{builder.tensor_of(value.root)}._bump_version()")
         return
@@ -284,6 +285,15 @@ def emit_node(builder, node) -> None:
         builder.emit(f"{builder.bind(runtime.store, 'store')}({out}, _r)")
     else:
         builder.emit(f"if _r is not {out}: {out}[...] = _r")
+
+
+def _copies_onto_itself(values: dict, node) -> bool:
+    """A ``copy_`` whose source already is its destination's memory, element for element."""
+    if node.target.name != "copy_" or len(node.args) != 2 or node.kwargs:
+        return False
+    dst, src = (values.get(a) for a in node.args)
+    return (dst is not None and src is not None and src.root is dst.root and src.offset == dst.offset
+            and tuple(src.sizes) == tuple(dst.sizes) and tuple(src.strides) == tuple(dst.strides))
 
 
 # Size nodes of symbolic graphs: the int arithmetic they do, as Python source.

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from dynamo_lite.tensor.tensor import Tensor
 
+from .copy_into import compute_copy_backs_in_place
 from .fused import plan_group
 from .memory import MemoryPlan, plan_memory
 from .values import Unsupported, analyze
@@ -51,6 +52,7 @@ class ShapePlan:
             Unsupported: this shape cannot run the layout's code (e.g. an empty tensor).
         """
         values = analyze(layout.graph, attributes, inputs, layout.scratch)
+        compute_copy_backs_in_place(layout, values)
         by_key = {}
         for value in values.values():
             if value.is_tensor and value.kind != "multi" and value.numel == 0:
