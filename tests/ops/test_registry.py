@@ -131,7 +131,8 @@ SAMPLES = {
     # the adjoints that conv2d's and the pools' derivative formulas call
     "conv2d_input_backward": lambda: _grads_of(dl.conv2d, f32(2, 4, 9, 9), f32(6, 2, 3, 3), stride=2, padding=1,
                                                groups=2),
-    "conv2d_weight_backward": lambda: _grads_of(dl.conv2d, f32(2, 3, 8, 8, layout="channels_last"), f32(4, 3, 3, 3)),
+    "conv2d_weight_backward": lambda: _grads_of(dl.conv2d, f32(2, 4, 8, 8, layout="channels_last"), f32(4, 2, 3, 3),
+                                                groups=2),  # without groups: im2col and matmul
     "avg_pool2d_backward": lambda: _grads_of(dl.avg_pool2d, f32(2, 3, 7, 7), 3, 2, 1, ceil_mode=True),
     "max_pool2d_backward": lambda: (_grads_of(dl.max_pool2d, f32(2, 3, 7, 7), 3, 2, 1, ceil_mode=True),
                                     _grads_of(dl.max_pool2d, f32(2, 3, 8, 8, layout="channels_last"), 2)),
