@@ -11,7 +11,9 @@ of interleaved rounds):
   compiled / eager (target <= 0.8, issue #13); the first losses of both runs are compared
   before timing. The default backend is ``auto``, what ``dl.compile`` uses: on CPU the
   numpy backend, switching to native C code once its build is done (timing starts after
-  that build); ``--backend native`` / ``numpy`` / ``eager`` pins one;
+  that build); ``--backend native`` / ``numpy`` / ``eager`` pins one. ``--cpu`` times the
+  process's CPU time (every thread's) instead of wall time: on a machine shared with other
+  jobs it moves far less between runs;
 - ``bwd eager`` / ``bwd comp``: ``loss.backward(retain_graph=True)`` alone, the loss
   coming from the eager model or from ``dl.compile(model)``;
 - ``torch`` / ``torch.compile``: the same step with torch eager and ``torch.compile``
@@ -97,7 +99,7 @@ def warm_up(call, calls: int = 10, seconds: float = 120.0) -> None:
         call()
 
 
-def row(name: str, rounds: int, peer, backend: str = "auto") -> str:
+def row(name: str, rounds: int, peer, backend: str = "auto", clock=time.perf_counter) -> str:
     # Each workload starts from an empty cache, as in a program of its own: the train steps of
     # all workloads share one code object, and the sizes of the previous workload's batch would
     # otherwise make this one's graphs symbolic on its first call (automatic dynamic shapes).
@@ -128,7 +130,7 @@ def row(name: str, rounds: int, peer, backend: str = "auto") -> str:
         except Exception as exc:  # inductor needs a working C++ toolchain
             print(f"  ({name}: torch.compile failed: {type(exc).__name__}: {exc})")
             del variants["torch.compile"]
-    timings = measure(variants, rounds=rounds, target_seconds=0.05)
+    timings = measure(variants, rounds=rounds, target_seconds=0.05, clock=clock)
     after = dl.stats()
     ms = {k: v.median * 1e3 for k, v in timings.items()}
     cells = [f"{ms.get(k, float('nan')):>11.2f}" for k in ("eager", "compiled")]
@@ -144,6 +146,8 @@ def main(argv=None) -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--no-torch", action="store_true", help="leave the torch columns out")
     parser.add_argument("--backend", default="auto", help="dl.compile's backend (default auto: numpy, then native C)")
+    parser.add_argument("--cpu", action="store_true",
+                        help="time the process's CPU time (every thread) instead of wall time: steadier under load")
     args = parser.parse_args(argv)
     peer = None
     if not args.no_torch:
@@ -154,9 +158,10 @@ def main(argv=None) -> None:
     print(f"dl.compile(train_step, backend={args.backend!r})"
           + (": numpy code until each graph's native C build is done (timed after it)" if args.backend == "auto" else ""))
     print(f"{'workload':<12}{'eager':>11}{'compiled':>11}{'ratio':>7}{'bwd eager':>11}{'bwd comp':>11}"
-          f"{'torch':>11}{'torch.comp':>11}  (ms; ratio = compiled / eager)")
+          f"{'torch':>11}{'torch.comp':>11}  (ms{' of CPU' if args.cpu else ''}; ratio = compiled / eager)")
     for name in args.workloads.split(","):
-        print(row(name, args.rounds, peer, args.backend), flush=True)
+        print(row(name, args.rounds, peer, args.backend, time.process_time if args.cpu else time.perf_counter),
+              flush=True)
 
 
 if __name__ == "__main__":
