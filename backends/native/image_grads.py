@@ -71,60 +71,52 @@ def _col2im_call(node, values: dict) -> GradCall | None:
     if node.kwargs or len(node.args) != 6 or not isinstance(node.args[0], Node):
         return None
     cols, size, kernel, dilation, padding, stride = node.args
-    c, out = values[cols], values[node]
-    if not (c.is_tensor and _pairs((size, kernel, dilation, padding, stride))) or len(c.sizes) != 3:
-        return None
-    if out.dtype.numpy not in C_TYPES or c.dtype is not out.dtype:
-        return None
-    blocks = [(s + 2 * p - d * (k - 1) - 1) // st + 1 for s, k, d, p, st in zip(size, kernel, dilation, padding, stride)]
-    words = [*out.sizes, *out.strides, *blocks, *c.strides]
-    return GradCall(node, [cols, node], (kernel, stride, padding, dilation), words, C_TYPES[out.dtype.numpy])
-
-
-def _col2im_source(name: str, call: GradCall) -> str:
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
-    t = call.ctype
-    return "\n".join([
-        f"void {name}(const int64_t* g, int threads, char* p0, char* p1) {{",
-        "  const int64_t N = g[0], C = g[1], H = g[2], W = g[3], on = g[4], oc = g[5], oh_ = g[6], ow_ = g[7];",
-        "  const int64_t BH = g[8], BW = g[9], cn = g[10], cr = g[11], cl = g[12];",
-        f"  #pragma omp parallel for schedule(static) num_threads(threads) if(N * C * H * W >= {PARALLEL_MIN_ELEMENTS})",
-        "  for (int64_t nc = 0; nc < N * C; nc++) {",
-        "    const int64_t n = nc / C, c = nc % C;",
-        f"    {t}* o = ({t}*)p1 + n * on + c * oc;",
-        "    for (int64_t h = 0; h < H; h++)",
-        f"      for (int64_t w = 0; w < W; w++) o[h * oh_ + w * ow_] = ({t})0;",
-        f"    for (int64_t i = 0; i < {kh}; i++) {{",
-        f"      for (int64_t j = 0; j < {kw}; j++) {{",
-        f"        const {t}* col = (const {t}*)p0 + n * cn + ((c * {kh} + i) * {kw} + j) * cr;",
-        "        for (int64_t bh = 0; bh < BH; bh++) {",
-        f"          const int64_t h = bh * {sh} - {ph} + i * {dh};",
-        "          if (h < 0 || h >= H) continue;",
-        "          for (int64_t bw = 0; bw < BW; bw++) {",
-        f"            const int64_t w = bw * {sw} - {pw} + j * {dw};",
-        "            if (w >= 0 && w < W) o[h * oh_ + w * ow_] += col[(bh * BW + bw) * cl];",
-        "          }", "        }", "      }", "    }", "  }", "}"])
+    return _columns_call(node, values, cols, node, size, (kernel, dilation, padding, stride))
 
 
 def _im2col_call(node, values: dict) -> GradCall | None:
     """im2col(x (N, C, H, W), kernel, dilation, padding, stride) into columns (N, C*KH*KW, L)."""
-    if node.kwargs or len(node.args) != 5 or not isinstance(node.args[0], Node):
+    if node.kwargs or len(node.args) != 5 or not isinstance(node.args[0], Node) or not values[node.args[0]].is_tensor:
         return None
     x, kernel, dilation, padding, stride = node.args
-    xv, out = values[x], values[node]
-    if not (xv.is_tensor and _pairs((kernel, dilation, padding, stride))) or len(xv.sizes) != 4:
+    return _columns_call(node, values, x, x, tuple(values[x].sizes[2:]), (kernel, dilation, padding, stride))
+
+
+def _columns_call(node, values: dict, operand, image, size, geometry) -> GradCall | None:
+    """The call of im2col / col2im reading ``operand``; ``image`` is its (N, C, H, W) side.
+    Words: the image's sizes and strides, the blocks (BH, BW), the columns' strides."""
+    read, out, pixels = values[operand], values[node], values[image]
+    if not (read.is_tensor and _pairs((size, *geometry))) or len(pixels.sizes) != 4:
         return None
-    if out.dtype.numpy not in C_TYPES or xv.dtype is not out.dtype:
+    if out.dtype.numpy not in C_TYPES or read.dtype is not out.dtype:
         return None
-    h, w = xv.sizes[2:]
-    blocks = [(s + 2 * p - d * (k - 1) - 1) // st + 1 for s, k, d, p, st in zip((h, w), kernel, dilation, padding, stride)]
-    words = [*xv.sizes, *xv.strides, *blocks, *out.strides]
-    return GradCall(node, [x, node], (kernel, stride, padding, dilation), words, C_TYPES[out.dtype.numpy])
+    kernel, dilation, padding, stride = geometry
+    blocks = [(s + 2 * p - d * (k - 1) - 1) // st + 1 for s, k, d, p, st in zip(size, kernel, dilation, padding, stride)]
+    columns = out if image is operand else read
+    words = [*pixels.sizes, *pixels.strides, *blocks, *columns.strides]
+    return GradCall(node, [operand, node], (kernel, stride, padding, dilation), words, C_TYPES[out.dtype.numpy])
+
+
+def _col2im_source(name: str, call: GradCall) -> str:
+    t = call.ctype
+    return _columns_source(name, call, f"{t}* o = ({t}*)p1 + n * xn + c * xc;", [
+        "for (int64_t h = 0; h < H; h++)",
+        f"  for (int64_t w = 0; w < W; w++) o[h * xh + w * xw] = ({t})0;"],
+        f"const {t}* col = (const {t}*)p0", "if (h < 0 || h >= H) continue;",
+        "if (w >= 0 && w < W) o[h * xh + w * xw] += col[(bh * BW + bw) * cl];")
 
 
 def _im2col_source(name: str, call: GradCall) -> str:
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
     t = call.ctype
+    return _columns_source(name, call, f"const {t}* x = (const {t}*)p0 + n * xn + c * xc;", [],
+                           f"{t}* col = ({t}*)p1", "const int row_inside = h >= 0 && h < H;",
+                           f"col[(bh * BW + bw) * cl] = (row_inside && w >= 0 && w < W) ? x[h * xh + w * xw] : ({t})0;")
+
+
+def _columns_source(name: str, call: GradCall, plane: str, start: list, column: str, row: str, pixel: str) -> str:
+    """Per (image, channel) plane, taps in window order, each tap's (bh, bw) block: ``pixel``
+    moves one element between the plane (sizes H, W, strides xh, xw) and ``col``."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
     return "\n".join([
         f"void {name}(const int64_t* g, int threads, char* p0, char* p1) {{",
         "  const int64_t N = g[0], C = g[1], H = g[2], W = g[3], xn = g[4], xc = g[5], xh = g[6], xw = g[7];",
@@ -132,16 +124,17 @@ def _im2col_source(name: str, call: GradCall) -> str:
         f"  #pragma omp parallel for schedule(static) num_threads(threads) if(N * C * BH * BW * {kh * kw} >= {PARALLEL_MIN_ELEMENTS})",
         "  for (int64_t nc = 0; nc < N * C; nc++) {",
         "    const int64_t n = nc / C, c = nc % C;",
-        f"    const {t}* x = (const {t}*)p0 + n * xn + c * xc;",
+        f"    {plane}",
+        *["    " + line for line in start],
         f"    for (int64_t i = 0; i < {kh}; i++) {{",
         f"      for (int64_t j = 0; j < {kw}; j++) {{",
-        f"        {t}* col = ({t}*)p1 + n * cn + ((c * {kh} + i) * {kw} + j) * cr;",
+        f"        {column} + n * cn + ((c * {kh} + i) * {kw} + j) * cr;",
         "        for (int64_t bh = 0; bh < BH; bh++) {",
         f"          const int64_t h = bh * {sh} - {ph} + i * {dh};",
-        "          const int row_inside = h >= 0 && h < H;",
+        f"          {row}",
         "          for (int64_t bw = 0; bw < BW; bw++) {",
         f"            const int64_t w = bw * {sw} - {pw} + j * {dw};",
-        f"            col[(bh * BW + bw) * cl] = (row_inside && w >= 0 && w < W) ? x[h * xh + w * xw] : ({t})0;",
+        f"            {pixel}",
         "          }", "        }", "      }", "    }", "  }", "}"])
 
 
