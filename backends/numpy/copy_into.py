@@ -8,15 +8,19 @@ write ``new`` into ``param``'s memory (members and nodes reading ``new`` before 
 ``copy_`` of a tensor onto its own memory; the version bump stays). That is exact when
 no read of ``param``'s old value can happen after the write:
 
-- ``param`` is an input or attribute root whose storage no other input or attribute
-  shares, with no view or in-place result of it in the graph but the ``copy_``'s, and
-  the same dtype, sizes and strides
-  as ``new`` (so every block reads and writes the same elements of it: no broadcast);
+- ``param`` is an attribute of the graph (parameters and optimizer state: objects fixed
+  for the compiled function, unlike inputs, which another call may pass aliased) whose
+  storage no other input or attribute shares, with no view or in-place result of it in
+  the graph but the ``copy_``'s, and the same dtype, sizes and strides as ``new`` (so
+  every block reads and writes the same elements of it: no broadcast);
 - every other reader of ``param`` runs before the group, or after the ``copy_``; inside
   the group, a member reading ``param`` comes before ``new``'s member, or is that member
   itself, computed by an alias-safe template or kernel (it reads each element before
   writing it);
 - every reader of ``new`` is in the group or runs no later than the ``copy_``.
+
+The copies so computed are part of a shape's ``structure``: code generated for one shape
+serves another only if the same copies are elided there.
 """
 from __future__ import annotations
 
@@ -27,19 +31,19 @@ from .templates import template_for
 __all__ = ["compute_copy_backs_in_place"]
 
 
-def compute_copy_backs_in_place(layout, values: dict) -> int:
-    """Make each eligible copy-back's source an alias of its destination; returns how many."""
+def compute_copy_backs_in_place(layout, values: dict) -> tuple:
+    """Make each eligible copy-back's source an alias of its destination; returns the names of those copy_ nodes."""
     group_of = {m: g for g in layout.groups for m in g.nodes}
     externals = [v for v in values.values() if v.kind in ("input", "param") and v.is_tensor]
     storages = Counter(id(v.obj._storage) for v in externals)
     # roots other values share memory with (views, in-place results); a copy_'s own result is its alias
     shared = Counter(v.root for v in values.values() if v.is_tensor and v.root is not v and v.root is not None)
-    done = 0
+    done = []
     for node in layout.graph.nodes:
         if not _is_copy_back(node):
             continue
         dst, src = values[node.args[0]], values[node.args[1]]
-        if dst.kind not in ("input", "param") or dst.root is not dst or storages[id(dst.obj._storage)] > 1:
+        if dst.kind != "param" or dst.root is not dst or storages[id(dst.obj._storage)] > 1:
             continue
         if shared[dst] > 1 or src.kind != "buffer" or src.root is not src:
             continue
@@ -51,8 +55,8 @@ def compute_copy_backs_in_place(layout, values: dict) -> int:
         if not all(group_of.get(r) is group or layout.steps[r] <= layout.steps[node] for r in src.readers):
             continue  # a later write to the tensor would change what they read
         src.kind, src.root, src.offset, src.base = "alias", dst, dst.offset, dst
-        done += 1
-    return done
+        done.append(node.name)
+    return tuple(done)
 
 
 # Registry kernels of ops that read every element of their inputs (into temporaries, or in

@@ -35,13 +35,15 @@ class ShapePlan:
     memory: MemoryPlan
     group_plans: dict
     lowered: dict = field(default_factory=dict)
+    copied_in_place: tuple = ()  # copy_ nodes whose source is computed in the destination
 
     @property
     def structure(self) -> tuple:
         """What the code depends on beyond names: which fused groups run in blocks, and what
         a lowering emits for a group or node at this shape (``lowering.structure``)."""
         groups = tuple(self.lowered.get(g, p.blocking is None) for g, p in self.group_plans.items())
-        return groups + tuple(code for key, code in self.lowered.items() if key not in self.group_plans)
+        lowered = tuple(code for key, code in self.lowered.items() if key not in self.group_plans)
+        return groups + lowered + (self.copied_in_place,)
 
     @classmethod
     def of(cls, layout, attributes: dict, inputs: list, block_bytes: int, threads: int,
@@ -52,7 +54,7 @@ class ShapePlan:
             Unsupported: this shape cannot run the layout's code (e.g. an empty tensor).
         """
         values = analyze(layout.graph, attributes, inputs, layout.scratch)
-        compute_copy_backs_in_place(layout, values)
+        copied_in_place = compute_copy_backs_in_place(layout, values)
         by_key = {}
         for value in values.values():
             if value.is_tensor and value.kind != "multi" and value.numel == 0:
@@ -67,7 +69,7 @@ class ShapePlan:
         plans = {g: plan_group(g, values, block_bytes, threads) for g in layout.groups}
         memory.arena_bytes = max([p.arena_bytes for p in plans.values()], default=0)
         memory.zeros_bytes = max([p.zeros_bytes for p in plans.values()], default=0)
-        return cls(values, by_key, memory, plans, lowered)
+        return cls(values, by_key, memory, plans, lowered, copied_in_place)
 
 
 class ShapeState(list):
