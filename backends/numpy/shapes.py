@@ -43,7 +43,7 @@ class ShapePlan:
         a lowering emits for a group or node at this shape (``lowering.structure``)."""
         groups = tuple(self.lowered.get(g, p.blocking is None) for g, p in self.group_plans.items())
         lowered = tuple(code for key, code in self.lowered.items() if key not in self.group_plans)
-        return groups + lowered + (self.copied_in_place,)
+        return groups + lowered + ((self.copied_in_place,) if self.copied_in_place else ())
 
     @classmethod
     def of(cls, layout, attributes: dict, inputs: list, block_bytes: int, threads: int,
