@@ -19,6 +19,7 @@ import numpy as np
 
 from dynamo_lite.graph.node import Node
 
+from .blas import NO_TRANS, ROW_MAJOR, gemm_entry, gemm_typedef
 from .c_ops import C_TYPES
 from .kernel import PARALLEL_MIN_ELEMENTS
 
@@ -41,6 +42,11 @@ class ImageCall:
     words: list
     ctype: str
     channels_last: bool = False
+    gemm: str | None = None  # conv2d NCHW: the C int type of the BLAS gemm it calls (NOTE: [gemm from C])
+
+    @property
+    def bias(self) -> bool:
+        return len(self.operands) == 4
 
     @property
     def cols_shape(self) -> tuple | None:
@@ -50,6 +56,8 @@ class ImageCall:
             return None
         n, c, _, _, _, _, _, _, oh, ow = self.words[:10]
         kh, kw = self.constants[0]
+        if self.gemm is not None:  # one image's windows at a time, cache-resident for its product
+            return (c * kh * kw, oh * ow)
         return (1, n * oh * ow, kh * kw * c) if self.channels_last else (n, 1, c * kh * kw, oh * ow)
 
 
@@ -78,7 +86,29 @@ def image_call(node, values: dict) -> ImageCall | None:
         if not (channels_last or flags.flags.c_contiguous):
             return None
     words = [*x.sizes, *x.strides, *out.sizes[2:], *out.strides]
-    return ImageCall(node, operands + [node], constants, words, C_TYPES[out.dtype.numpy], channels_last)
+    call = ImageCall(node, operands + [node], constants, words, C_TYPES[out.dtype.numpy], channels_last)
+    if name == "conv2d" and not channels_last:
+        _gemm_in_c(call, values)
+    return call
+
+
+def _gemm_in_c(call: ImageCall, values: dict) -> None:
+    """Make a NCHW conv2d call eager's per-image gemm from C (NOTE: [gemm from C]) when NumPy's
+    ``matmul`` would call gemm for it: a contiguous weight, and every product dim above 1."""
+    node = call.node
+    weight, bias = node.args[1], (node.args[2] if len(node.args) > 2 else None)
+    entry = gemm_entry(values[node].dtype.numpy)
+    w = values[weight]
+    o, c, kh, kw = w.sizes
+    dense = tuple(w.strides) == (c * kh * kw, kh * kw, kw, 1)
+    oh, ow = call.words[8:10]
+    if entry is None or not dense or min(o, c * kh * kw, oh * ow) < 2:
+        return
+    if bias is not None and len(values[bias].strides) != 1:
+        return
+    call.operands = [call.operands[0], weight] + ([bias] if bias is not None else []) + [node]
+    call.words = call.words + [entry[0], values[bias].strides[0] if bias is not None else 0, o]
+    call.gemm = entry[1]
 
 
 def _conv2d(node):
@@ -106,6 +136,8 @@ def image_source(name: str, call: ImageCall) -> str:
     (image, channel) planes, or over (image, output row) with the channels innermost when the
     memory is channels_last (NOTE: [native image ops])."""
     t = call.ctype
+    if call.gemm is not None:
+        return _conv_source(name, call)
     pooling = call.node.target.name == "max_pool2d"
     lines = [f"void {name}(const int64_t* g, int threads, char* p0, char* p1{'' if pooling else ', char* p2'}) {{",
              "  const int64_t N = g[0], C = g[1], H = g[2], W = g[3], xn = g[4], xc = g[5], xh = g[6], xw = g[7];",
@@ -240,6 +272,92 @@ def _gather_channels_last(call: ImageCall) -> list:
             "          } else {",
             f"            for (int64_t c = 0; c < C; c++) dst[c] = ({t})0;",
             "          }", "        }", "      }", "    }", "  }"]
+
+
+def _conv_source(name: str, call: ImageCall) -> str:
+    """NCHW conv2d, image by image: gather its windows into ``cols`` (eager's im2col order, the
+    padding's taps 0), eager's gemm ``weight (O, K) @ cols (K, P)`` into the image's output, then
+    the bias add (NOTE: [gemm from C]). ``lo[j]``/``hi[j]`` bound the output columns whose tap
+    column ``j`` lies inside the image, so the copy loop has no bounds checks."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
+    t, pointers = call.ctype, len(call.operands) + 1
+    bias_add = ["    for (int64_t o = 0; o < O; o++) {", f"      const {t} b = bias[o * bs];",
+                "      for (int64_t q = 0; q < P; q++) out[o * P + q] = out[o * P + q] + b;", "    }"]
+    return "\n".join([
+        gemm_typedef(f"{name}_gemm_t", t, call.gemm),
+        f"void {name}(const int64_t* g, int threads, {', '.join(f'char* p{k}' for k in range(pointers))}) {{",
+        "  const int64_t C = g[1], H = g[2], W = g[3], xn = g[4], xc = g[5], xh = g[6], xw = g[7];",
+        "  const int64_t OH = g[8], OW = g[9], on = g[10], bs = g[15], O = g[16];",
+        f"  const int64_t K = C * {kh * kw}, P = OH * OW;",
+        f"  {name}_gemm_t gemm = ({name}_gemm_t)(intptr_t)g[14];",
+        f"  const {t}* x0 = (const {t}*)p0;",
+        f"  const {t}* w = (const {t}*)p1;",
+        f"  const {t}* bias = (const {t}*)p{2 if call.bias else 1};",
+        f"  {t}* cols = ({t}*)p{pointers - 1};",
+        f"  int64_t lo[{kw}], hi[{kw}];",
+        f"  for (int64_t j = 0; j < {kw}; j++) {{",
+        f"    const int64_t first = {pw} - j * {dw}, end = W + {pw} - j * {dw};",
+        f"    lo[j] = first <= 0 ? 0 : (first + {sw} - 1) / {sw};",
+        f"    hi[j] = end <= 0 ? 0 : (end + {sw} - 1) / {sw};",
+        "    if (hi[j] > OW) hi[j] = OW;",
+        "    if (lo[j] > hi[j]) lo[j] = hi[j];",
+        "  }",
+        "  for (int64_t n = 0; n < g[0]; n++) {",
+        f"    #pragma omp parallel for schedule(static) num_threads(threads) if(K * P >= {PARALLEL_MIN_ELEMENTS})",
+        "    for (int64_t r = 0; r < K; r++) {",
+        f"      const int64_t c = r / {kh * kw}, i = r / {kw} % {kh}, j = r % {kw};",
+        f"      const {t}* x = x0 + n * xn + c * xc;",
+        *_dense_rows(call),
+        "      for (int64_t oh = 0; oh < OH; oh++) {",
+        f"        {t}* restrict dst = cols + r * P + oh * OW;",
+        f"        const int64_t h = oh * {sh} - {ph} + i * {dh};",
+        "        if (h < 0 || h >= H) {",
+        f"          for (int64_t ow = 0; ow < OW; ow++) dst[ow] = ({t})0;",
+        "          continue;",
+        "        }",
+        f"        const {t}* restrict src = x + h * xh;",
+        f"        for (int64_t ow = 0; ow < lo[j]; ow++) dst[ow] = ({t})0;",
+        "        if (xw == 1) {",
+        f"          for (int64_t ow = lo[j]; ow < hi[j]; ow++) dst[ow] = src[ow * {sw} - {pw} + j * {dw}];",
+        "        } else {",
+        f"          for (int64_t ow = lo[j]; ow < hi[j]; ow++) dst[ow] = src[(ow * {sw} - {pw} + j * {dw}) * xw];",
+        "        }",
+        f"        for (int64_t ow = hi[j]; ow < OW; ow++) dst[ow] = ({t})0;",
+        "      }",
+        "    }",
+        f"    {t}* out = ({t}*)p{pointers - 2} + n * on;",
+        f"    gemm({ROW_MAJOR}, {NO_TRANS}, {NO_TRANS}, O, P, K, ({t})1, w, K, cols, P, ({t})0, out, P);",
+        *(bias_add if call.bias else []),
+        "  }",
+        "}"])
+
+
+def _dense_rows(call: ImageCall) -> list:
+    """The gather of one cols row when stride 1 maps output pixels onto a dense input plane of the
+    same width: one shifted copy over the rows inside the image, then the padding columns and rows
+    zeroed (the copy's range starts and ends on taps inside the image, so it reads no memory
+    outside the plane)."""
+    (_, _), (sh, sw), (ph, pw), (dh, dw) = call.constants
+    t = call.ctype
+    if (sh, sw) != (1, 1):
+        return []
+    return ["      if (xw == 1 && xh == W && OW == W && lo[j] < hi[j]) {",
+            f"        int64_t top = {ph} - i * {dh}, bottom = H + {ph} - i * {dh};",
+            "        top = top < 0 ? 0 : top > OH ? OH : top;",
+            "        bottom = bottom < top ? top : bottom > OH ? OH : bottom;",
+            f"        {t}* restrict dst = cols + r * P;",
+            f"        const int64_t shift = (i * {dh} - {ph}) * W + j * {dw} - {pw};",
+            "        if (top < bottom) {",
+            "          for (int64_t q = top * OW + lo[j]; q < (bottom - 1) * OW + hi[j]; q++) dst[q] = x[q + shift];",
+            "        }",
+            "        for (int64_t oh = top; oh < bottom; oh++) {",
+            f"          for (int64_t ow = 0; ow < lo[j]; ow++) dst[oh * OW + ow] = ({t})0;",
+            f"          for (int64_t ow = hi[j]; ow < OW; ow++) dst[oh * OW + ow] = ({t})0;",
+            "        }",
+            f"        for (int64_t q = 0; q < top * OW; q++) dst[q] = ({t})0;",
+            f"        for (int64_t q = bottom * OW; q < P; q++) dst[q] = ({t})0;",
+            "        continue;",
+            "      }"]
 
 
 def conv2d_product(cols, weight, bias, out) -> None:

@@ -150,7 +150,8 @@ class NativeLowering:
         return True
 
     def _emit_image(self, builder, node) -> bool:
-        """max_pool2d as one kernel; conv2d as the gather kernel, then eager's product (NOTE: [native image ops])."""
+        """max_pool2d as one kernel; conv2d as one kernel calling eager's gemm (NOTE: [gemm from C]), or
+        else as the gather kernel, then eager's product (NOTE: [native image ops])."""
         call = image_call(node, builder.values)
         if call is None:
             return False
@@ -163,7 +164,7 @@ class NativeLowering:
             cols = lambda shape: np.empty(image_call(node, shape.values).cols_shape, dtype)  # noqa: E731
         block = self._emit_call(builder, "image", lambda name: image_source(name, call), [node], call.operands,
                                 lambda shape: image_call(node, shape.values).words, cols)
-        if cols is not None:
+        if cols is not None and call.gemm is None:
             weight, bias = node.args[1], (node.args[2] if len(node.args) > 2 else None)
             arrays = [builder.argument(a) for a in (weight, bias)]
             out = builder.array_of(value)
