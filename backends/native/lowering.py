@@ -25,6 +25,7 @@ import ctypes
 import numpy as np
 
 from .c_ops import HELPERS, lowerable, math_declarations
+from .gemm import gemm_call, gemm_source
 from .image_grads import IMAGE_OPS, image_call, image_source
 from .image_ops import conv2d_product
 from .kernel import group_geometry, group_source
@@ -35,7 +36,9 @@ PREAMBLE = "#include <stdint.h>\n#include <math.h>\n" + math_declarations() + "\
 # The C parameters of each kind of kernel before its operand pointers, read from the
 # argument block's geometry ``g`` (see NOTE: [native calls]).
 LEADING = {"group": "g[0], g + 1, g + 1 + g[0], threads", "row": "g[0], g + 2, g[1], g + 2 + g[0], threads",
-           "image": "g, threads"}
+           "image": "g, threads", "gemm": "g, threads"}
+# Ops computed by one C kernel each, by target name: (the call at some values or None, its C source).
+NODE_KERNELS = {"linear": (gemm_call, gemm_source)}
 
 
 class NativeLowering:
@@ -84,6 +87,11 @@ class NativeLowering:
                 kernels[group] = group_source("k", plan, operands, [s[-1] for s in strides])
         relocated = {reader: group for group in groups for reader in [self.prologues.get(id(group))] if reader}
         for node in values:
+            kernel = NODE_KERNELS.get(getattr(node.target, "name", None)) if node.op == "call_function" else None
+            if kernel is not None:
+                call = kernel[0](node, values)
+                kernels[node] = None if call is None else kernel[1]("k", call)
+                continue
             if node.op == "call_function" and getattr(node.target, "name", None) in IMAGE_OPS:
                 call = image_call(node, values)
                 kernels[node] = None if call is None else image_source("k", call)
@@ -125,7 +133,10 @@ class NativeLowering:
 
     def emit_node(self, builder, node) -> bool:
         """Emit a reduction, normalization or image op as a C kernel; False to keep the NumPy code."""
-        if getattr(node.target, "name", None) in IMAGE_OPS:  # size arithmetic nodes call plain functions
+        name = getattr(node.target, "name", None)  # size arithmetic nodes call plain functions
+        if name in NODE_KERNELS:
+            return self._emit_node_kernel(builder, node, *NODE_KERNELS[name])
+        if name in IMAGE_OPS:
             return self._emit_image(builder, node)
         spec = parse_row_call(node)
         if spec is None:
@@ -147,6 +158,18 @@ class NativeLowering:
 
         members = (list(group.nodes) if group is not None else []) + [node]
         self._emit_call(builder, "row", lambda name: row_source(name, call), members, call.operands, geometry)
+        return True
+
+    def _emit_node_kernel(self, builder, node, parse, make_source) -> bool:
+        """One node as one C kernel (``NODE_KERNELS``); False to keep the NumPy code."""
+        call = parse(node, builder.values)
+        if call is None:
+            return False
+        value = builder.values[node]
+        if value.root.kind == "fresh":
+            builder.allocate_fresh(value)
+        self._emit_call(builder, "gemm", lambda name: make_source(name, call), [node], call.operands,
+                        lambda shape: parse(node, shape.values).words)
         return True
 
     def _emit_image(self, builder, node) -> bool:

@@ -258,6 +258,30 @@ def test_image_ops_take_sizes_at_run_time_and_follow_channels_last():
 
 
 @needs_compiler
+@pytest.mark.parametrize("dtype", [dl.float32, dl.float64])
+def test_linear_calls_eagers_gemm_from_c(dtype):
+    # NumPy's own gemm with eager's arguments (NOTE: [native linear]): eager's bits, whatever
+    # the leading dimensions; a product NumPy gives to gemv (one row) keeps the registry kernel.
+    F = dl.nn.functional
+    dl.manual_seed(0)
+    base, w, b = dl.randn(3, 7, 24, dtype=dtype), dl.randn(9, 20, dtype=dtype), dl.randn(2, 9, dtype=dtype)
+    base[1, 2, 3] = float("nan")
+    w[4, 5] = float("inf")
+
+    def f(x, w, b):
+        rows = x[:, :, 2:22]  # evenly strided rows, lda 24 > K 20
+        wide = w[:, 1:17]  # the weight's rows are 20 apart: ldb > K
+        return F.linear(rows, w, b[1]), F.linear(rows[:, :, :16] * 2, wide), F.linear(rows[0, :1], w, b[0])
+
+    recording = Recording()
+    compiled = dl.compile(f, backend=recording)
+    with np.errstate(all="ignore"):
+        expected, actual = f(base, w, b), compiled(base, w, b)
+    assert_equal_values(actual, expected, rtol=0, atol=0)
+    assert recording.count("gemm") == 2, recording.codes  # the one-row product runs eager's kernel
+
+
+@needs_compiler
 def test_a_parameter_given_new_storage_is_read_from_it():
     # Kernels read parameters by address, cached per storage: `.data = ...` rebinds it (the
     # guards recompile such a graph too; the cache must not hand out the old address anyway).

@@ -146,8 +146,8 @@ def test_gemm_epilogue_is_one_c_pass():
     recording = compare(lambda x, w, b, r: F.gelu(F.linear(x, w, b), approximate="tanh") + r, x, w, b, r,
                         rows=0, groups=1)
     code = recording.codes[0]
-    kernel_line = next(line for line in code.splitlines() if "native kernel dl_group0:" in line)
-    assert "k_linear" in code and sorted(kernel_line.split(": ")[1].split(", ")) == ["add", "add_1", "gelu"], code
+    kernel_line = next(line for line in code.splitlines() if "native kernel dl_group" in line)
+    assert "native kernel dl_gemm0: linear" in code and sorted(kernel_line.split(": ")[1].split(", ")) == ["add", "add_1", "gelu"], code
 
 
 def test_one_library_serves_every_size(tmp_path, monkeypatch):
