@@ -7,23 +7,14 @@ groups computed inside a row kernel (NOTE: [native rows]): their members count a
 at the row op's step, so the memory of their inputs stays untouched until then. One
 shared object holds every kernel of a generated function (``finish``).
 
-NOTE: [native calls] A kernel is called through a small C entry point taking one
-argument block (an ``int64`` array) and the thread count: the block holds every
-operand's address, then the iteration geometry (rank, sizes, strides; a row op's row
-length). Blocks belong to a pool set (``FunctionBuilder.pool_entry``), built for its
-shape: addresses of pool memory and the geometry are written once per set, and only the
-addresses of inputs, parameters and fresh outputs are stored on each call. A ctypes call
-with two arguments and no conversion table costs a fraction of one with ten converted
-arguments. Since geometry comes from the pool set, a graph with symbolic sizes gets one
-function and one library for every size of the same ``structure`` (the C source of each
-kernel at that shape: which operands are broadcast or unit-stride).
+Kernel calls, their argument blocks and chains of kernels called as one: NOTE: [native calls]
+in calls.py.
 """
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
+from .calls import KernelCalls
 from .c_ops import HELPERS, lowerable, math_declarations
 from .gemm import gemm_call, gemm_source
 from .image_grads import IMAGE_OPS, image_call, image_source
@@ -33,10 +24,6 @@ from .row_ops import parse_row_call
 from .rows import row_call, row_source
 
 PREAMBLE = "#include <stdint.h>\n#include <math.h>\n" + math_declarations() + "\n" + HELPERS
-# The C parameters of each kind of kernel before its operand pointers, read from the
-# argument block's geometry ``g`` (see NOTE: [native calls]).
-LEADING = {"group": "g[0], g + 1, g + 1 + g[0], threads", "row": "g[0], g + 2, g[1], g + 2 + g[0], threads",
-           "image": "g, threads", "gemm": "g, threads"}
 # Ops computed by one C kernel each, by target name: (the call at some values or None, its C source).
 NODE_KERNELS = {"linear": (gemm_call, gemm_source)}
 
@@ -51,11 +38,9 @@ class NativeLowering:
 
     def __init__(self, build, threads):
         self._build, self.threads = build, threads
-        self.functions: list = []  # (C entry point, global name) of the function being generated
-        self.sources: list = []
+        self.calls = KernelCalls(threads)  # of the function being generated
         self.prologues: dict = {}  # id(FusionGroup) -> the row op computing it per element
         self._prologue_plans: dict = {}  # row op -> the GroupPlan of its prologue
-        self._addresses: dict = {}  # root Value -> the name of its AddressCache
         self.built_source = ""  # the C source of the last function built (shown by debug mode)
 
     # -- hooks called by the NumPy backend's generate ------------------------------------------
@@ -110,6 +95,21 @@ class NativeLowering:
 
     def emit_group(self, builder, plan) -> bool:
         """Emit ``plan``'s group as a C kernel call; False if some member has no exact lowering."""
+        self.calls.enter(builder)
+        emitted = self._emit_group(builder, plan)
+        if emitted:
+            self.calls.leave(builder)
+        return emitted
+
+    def emit_node(self, builder, node) -> bool:
+        """Emit a reduction, normalization, linear or image op as a C kernel; False to keep the NumPy code."""
+        self.calls.enter(builder)
+        emitted = self._emit_node(builder, node)
+        if emitted:
+            self.calls.leave(builder)
+        return emitted
+
+    def _emit_group(self, builder, plan) -> bool:
         group, values = plan.group, builder.values
         reader = self.prologues.get(id(group))
         if reader is not None:
@@ -128,11 +128,10 @@ class NativeLowering:
             return [len(sizes), *sizes, *(s for per_operand in strides for s in per_operand)]
 
         source = lambda name: group_source(name, plan, operands, [s[-1] for s in strides])  # noqa: E731
-        self._emit_call(builder, "group", source, group.nodes, operands, geometry)
+        self.calls.add(builder, "group", source, group.nodes, operands, geometry)
         return True
 
-    def emit_node(self, builder, node) -> bool:
-        """Emit a reduction, normalization or image op as a C kernel; False to keep the NumPy code."""
+    def _emit_node(self, builder, node) -> bool:
         name = getattr(node.target, "name", None)  # size arithmetic nodes call plain functions
         if name in NODE_KERNELS:
             return self._emit_node_kernel(builder, node, *NODE_KERNELS[name])
@@ -157,7 +156,7 @@ class NativeLowering:
             return [len(call.sizes), call.row, *call.sizes, *(s for per_operand in call.strides for s in per_operand)]
 
         members = (list(group.nodes) if group is not None else []) + [node]
-        self._emit_call(builder, "row", lambda name: row_source(name, call), members, call.operands, geometry)
+        self.calls.add(builder, "row", lambda name: row_source(name, call), members, call.operands, geometry)
         return True
 
     def _emit_node_kernel(self, builder, node, parse, make_source) -> bool:
@@ -168,7 +167,7 @@ class NativeLowering:
         value = builder.values[node]
         if value.root.kind == "fresh":
             builder.allocate_fresh(value)
-        self._emit_call(builder, "gemm", lambda name: make_source(name, call), [node], call.operands,
+        self.calls.add(builder, "gemm", lambda name: make_source(name, call), [node], call.operands,
                         lambda shape: parse(node, shape.values).words)
         return True
 
@@ -185,103 +184,31 @@ class NativeLowering:
         if call.cols_shape is not None:
             dtype = value.dtype.numpy
             cols = lambda shape: np.empty(image_call(node, shape.values).cols_shape, dtype)  # noqa: E731
-        block = self._emit_call(builder, "image", lambda name: image_source(name, call), [node], call.operands,
+        block, index = self.calls.add(builder, "image", lambda name: image_source(name, call), [node], call.operands,
                                 lambda shape: image_call(node, shape.values).words, cols)
         if cols is not None and call.gemm is None:
             weight, bias = node.args[1], (node.args[2] if len(node.args) > 2 else None)
             arrays = [builder.argument(a) for a in (weight, bias)]
             out = builder.array_of(value)
-            builder.emit(f"{builder.bind(conv2d_product, 'conv2d_product')}({block}[2], {', '.join(arrays)}, {out})")
+            builder.emit(f"{builder.bind(conv2d_product, 'conv2d_product')}({block}[2][{index}], {', '.join(arrays)}, {out})")
+            self.calls.close()
         return True
 
     def finish(self, builder) -> None:
         """Build the library of the emitted kernels and bind them (raises BuildError); the
         next generated function (another signature) starts a new library."""
-        functions, source = self.functions, self.source
-        self.functions, self.sources, self._addresses = [], [], {}
-        if not functions:
+        calls, self.calls = self.calls, KernelCalls(self.threads)
+        if not calls.chains:
             return
+        source = calls.source(PREAMBLE)
         library = self._build(source)
         self.built_source = source
-        for entry, global_name in functions:
-            function = getattr(library, entry)
-            function.restype = None  # no argtypes: the block passes by reference, the thread count as an int
-            builder.globals[global_name] = function
-
-    @property
-    def source(self) -> str:
-        """The C source of every kernel emitted so far."""
-        return PREAMBLE + "\n\n" + "\n\n".join(self.sources) + "\n"
+        calls.bind(library, builder)
 
     # -- helpers ------------------------------------------------------------------------------
     @staticmethod
     def _lowers(group, values: dict) -> bool:
         return all(lowerable(m) for m in group.nodes) and all(values[n].is_tensor for n in group.inputs)
-
-    def _emit_call(self, builder, kind: str, make_source, members: list, operands: list, geometry,
-                   scratch=None) -> str:
-        """Add a kernel and its entry point to the library, and emit its call (NOTE: [native calls]);
-        ``scratch(shape)`` makes an array per pool set passed after the operands. Returns the pool
-        entry: ``(block, arrays, scratch array)``."""
-        c_name = f"dl_{kind}{len(self.functions)}"
-        function = builder.fresh_name(f"_native_{members[0].name}")
-        count = len(operands) + (scratch is not None)
-        pointers = ", ".join(f"(char*)(intptr_t)a[{k}]" for k in range(count))
-        self.sources.append(f"{make_source(c_name)}\n\nvoid {c_name}_call(const int64_t* a, int threads) {{\n"
-                            f"  const int64_t* g = a + {count};\n"
-                            f"  {c_name}({LEADING[kind]}, {pointers});\n}}")
-        self.functions.append((f"{c_name}_call", function))
-        values = [builder.values[n] for n in operands]
-        pooled = [v.key if v.root.kind == "buffer" else None for v in values]
-
-        def argument_block(mem):
-            shape = mem.shape
-            arrays = [mem.array(shape.by_key[key]) if key is not None else None for key in pooled]
-            extra = scratch(shape) if scratch is not None else None
-            words = [a.ctypes.data if a is not None else 0 for a in arrays]
-            words += ([extra.ctypes.data] if extra is not None else []) + geometry(shape)
-            return (ctypes.c_int64 * len(words))(*words), arrays, extra  # the arrays keep the pool memory alive
-
-        block = builder.pool_entry(f"{function}_args", argument_block)
-        builder.emit(f"# native kernel {c_name}: {', '.join(m.name for m in members)}")
-        stores = [(k, self._address(builder, v)) for k, v in enumerate(values) if v.root.kind != "buffer"]
-        target = f"{block}[0]"
-        if stores:
-            target = builder.fresh_name(f"{function}_a")
-            builder.emit(f"{target} = {block}[0]")
-        for k, address in stores:
-            builder.emit(f"{target}[{k}] = {address}")
-        builder.emit(f"{function}({target}, {builder.bind(self.threads, 'threads')}.value)")
-        return block
-
-    def _address(self, builder, value) -> str:
-        """An expression of the address of ``value``'s first element, for memory outside the pool:
-        a parameter's storage address is looked up once per storage (``AddressCache``)."""
-        root = value.root
-        offset = builder.geometry(f"{value.name}_offset", value, lambda v: v.offset * v.dtype.itemsize)
-        if root.kind == "param":
-            if root not in self._addresses:
-                self._addresses[root] = builder.bind(AddressCache(), f"{root.name}_address")
-            start = f"{self._addresses[root]}.of({builder.tensor_of(root)})"
-        else:  # an input or a fresh output: new memory on (almost) every call
-            start = f"{builder.root_memory(root)}.ctypes.data"
-        return start if offset == "0" else f"{start} + {offset}"
-
-
-class AddressCache:
-    """The address of a tensor's storage, refreshed when the tensor gets another storage (one
-    tuple, swapped whole: a concurrent call never sees a new storage with the old address)."""
-
-    __slots__ = ("entry",)
-
-    def __init__(self):
-        self.entry = (None, 0)
-
-    def of(self, tensor) -> int:
-        data, entry = tensor._storage.data, self.entry
-        if entry[0] is not data:
-            entry = self.entry = (data, data.ctypes.data)
-        return entry[1]
 
 
 def _prologue_reader(group, values: dict):

@@ -285,7 +285,7 @@ def test_linear_calls_eagers_gemm_from_c(dtype):
 def test_a_parameter_given_new_storage_is_read_from_it():
     # Kernels read parameters by address, cached per storage: `.data = ...` rebinds it (the
     # guards recompile such a graph too; the cache must not hand out the old address anyway).
-    from dynamo_lite.backends.native.lowering import AddressCache
+    from dynamo_lite.backends.native.calls import AddressCache
 
     model = dl.nn.Sequential(dl.nn.LayerNorm(6), dl.nn.Tanh())
     compiled = dl.compile(model, backend="native")
