@@ -20,7 +20,7 @@ import numpy as np
 from dynamo_lite.graph.node import Node
 
 from .blas import NO_TRANS, ROW_MAJOR, gemm_entry, gemm_typedef
-from .c_ops import C_TYPES
+from .c_ops import C_TYPES, member_lines
 from .kernel import PARALLEL_MIN_ELEMENTS
 
 
@@ -43,6 +43,7 @@ class ImageCall:
     ctype: str
     channels_last: bool = False
     gemm: str | None = None  # conv2d NCHW: the C int type of the BLAS gemm it calls (NOTE: [gemm from C])
+    prologue: object = None  # max_pool2d: the FusionGroup computing its input per tap
 
     @property
     def bias(self) -> bool:
@@ -65,15 +66,25 @@ def _pairs(values) -> bool:
     return all(isinstance(v, tuple) and len(v) == 2 and all(type(i) is int for i in v) for v in values)
 
 
-def image_call(node, values: dict) -> ImageCall | None:
-    """The kernel of a conv2d or max_pool2d node at these values, or None to keep the registry kernel."""
+def image_call(node, values: dict, prologue=None) -> ImageCall | None:
+    """The kernel of a conv2d or max_pool2d node at these values, or None to keep the registry kernel;
+    a max_pool2d's ``prologue`` is the fused group computing its input per element from one tensor
+    of the input's geometry (each tap reads that tensor and computes the group: ``max_pool2d(relu(y))``
+    reads ``y`` once)."""
     name = node.target.name
     parse = PARSERS.get(name)
     parsed = parse(node) if parse is not None else None
     if parsed is None:
         return None
     operands, constants = parsed
-    x, out = values[node.args[0]], values[node]
+    if prologue is not None:
+        sources = [n for n in prologue.inputs if values[n].is_tensor]
+        source, result = values[sources[0]] if len(sources) == 1 else None, values[node.args[0]]
+        if (name != "max_pool2d" or len(sources) != len(prologue.inputs) or source is None
+                or (tuple(source.sizes), tuple(source.strides)) != (tuple(result.sizes), tuple(result.strides))):
+            return None
+        operands = sources
+    x, out = values[operands[0]], values[node]
     if len(x.sizes) != 4 or out.dtype.numpy not in C_TYPES or x.dtype is not out.dtype:
         return None
     read = operands + [a for a in node.args[1:3] if isinstance(a, Node)]  # conv2d's weight and bias
@@ -86,7 +97,8 @@ def image_call(node, values: dict) -> ImageCall | None:
         if not (channels_last or flags.flags.c_contiguous):
             return None
     words = [*x.sizes, *x.strides, *out.sizes[2:], *out.strides]
-    call = ImageCall(node, operands + [node], constants, words, C_TYPES[out.dtype.numpy], channels_last)
+    call = ImageCall(node, operands + [node], constants, words, C_TYPES[out.dtype.numpy], channels_last,
+                     prologue=prologue)
     if name == "conv2d" and not channels_last:
         _gemm_in_c(call, values)
     return call
@@ -145,9 +157,12 @@ def image_source(name: str, call: ImageCall) -> str:
              f"  const {t}* x0 = (const {t}*)p0;"]
     parallel = f"  #pragma omp parallel for schedule(static) num_threads(threads) if(N * C * OH * OW >= {PARALLEL_MIN_ELEMENTS})"
     if pooling:
+        load = (lambda e: e) if call.prologue is None else (lambda e: f"{name}_in({e})")  # noqa: E731
         lines += ["  if (xc == 1 && oc == 1 && C > 1) {", "  " + parallel,
-                  *["  " + line for line in _pool_channels_last(call)], "    return;", "  }",
-                  parallel, *_pool_planes(call)]
+                  *["  " + line for line in _pool_channels_last(call, load)], "    return;", "  }",
+                  parallel, *_pool_planes(call, load)]
+        if call.prologue is not None:
+            lines = _prologue_function(f"{name}_in", call) + lines
     elif call.channels_last:
         lines += [parallel, *_gather_channels_last(call)]
     else:
@@ -155,21 +170,32 @@ def image_source(name: str, call: ImageCall) -> str:
     return "\n".join(lines + ["}"])
 
 
-def _tap(call: ImageCall, fill: str) -> list:
-    """``v``: the input element of tap (i, j) of output (oh, ow) in plane ``x``, ``fill`` in the padding."""
+def _prologue_function(name: str, call: ImageCall) -> list:
+    """``T name(T v)``: the prologue group's members on one element of its input."""
+    t, group = call.ctype, call.prologue
+    index = {call.operands[0]: "v"}
+    body = member_lines(group.nodes, index)
+    return [f"static inline {t} {name}({t} v) {{", *["  " + line for line in body],
+            f"  return {index[group.outputs[0]]};", "}", ""]
+
+
+def _tap(call: ImageCall, fill: str, load=lambda e: e) -> list:
+    """``v``: the input element of tap (i, j) of output (oh, ow) in plane ``x``, ``fill`` in the padding
+    (the padding of the op's input: ``load``, the prologue, applies to elements inside)."""
     (_, _), (sh, sw), (ph, pw), (dh, dw) = call.constants
     return [f"const int64_t h = oh * {sh} - {ph} + i * {dh}, w = ow * {sw} - {pw} + j * {dw};",
-            f"const {call.ctype} v = (h >= 0 && h < H && w >= 0 && w < W) ? x[h * xh + w * xw] : ({call.ctype}){fill};"]
+            f"const {call.ctype} v = (h >= 0 && h < H && w >= 0 && w < W) ? {load('x[h * xh + w * xw]')} : "
+            f"({call.ctype}){fill};"]
 
 
-def _pool_planes(call: ImageCall) -> list:
+def _pool_planes(call: ImageCall, load) -> list:
     """Per (image, channel) plane; windows inside the image in width (ow in [lo, hi)) skip the bounds checks."""
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
     t = call.ctype
     taps = [(i, j) for i in range(kh) for j in range(kw)]  # eager's order: the first tap, then maximum
 
     def window(step: str) -> list:
-        loads = [f"r{i}[(w0 + {j * dw}){step}]" for i, j in taps]
+        loads = [load(f"r{i}[(w0 + {j * dw}){step}]") for i, j in taps]
         return ([f"for (int64_t ow = lo; ow < hi; ow++) {{", f"  const int64_t w0 = ow * {sw} - {pw};",
                  f"  {t} m = {loads[0]};"] + [f"  m = dl_max_{t}(m, {load});" for load in loads[1:]]
                 + ["  out[oh * oh_ + ow * ow_] = m;", "}"])
@@ -197,14 +223,14 @@ def _pool_planes(call: ImageCall) -> list:
             f"        {t} m = 0;",
             f"        for (int64_t i = 0; i < {kh}; i++) {{",
             f"          for (int64_t j = 0; j < {kw}; j++) {{",
-            *["            " + line for line in _tap(call, "-INFINITY")],
+            *["            " + line for line in _tap(call, "-INFINITY", load)],
             f"            m = (i == 0 && j == 0) ? v : dl_max_{t}(m, v);",
             "          }", "        }",
             "        out[oh * oh_ + ow * ow_] = m;",
             "      }", "    }", "  }"]
 
 
-def _pool_channels_last(call: ImageCall) -> list:
+def _pool_channels_last(call: ImageCall, load) -> list:
     """Per (image, output row); each tap updates a pixel's channels in one unit-stride loop."""
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
     t = call.ctype
@@ -218,7 +244,7 @@ def _pool_channels_last(call: ImageCall) -> list:
             "          const int first = i == 0 && j == 0;",
             "          if (h >= 0 && h < H && w >= 0 && w < W) {",
             f"            const {t}* restrict r = x0 + n * xn + h * xh + w * xw;",
-            f"            for (int64_t c = 0; c < C; c++) o[c] = first ? r[c] : dl_max_{t}(o[c], r[c]);",
+            f"            for (int64_t c = 0; c < C; c++) o[c] = first ? {load('r[c]')} : dl_max_{t}(o[c], {load('r[c]')});",
             "          } else {",
             f"            for (int64_t c = 0; c < C; c++) o[c] = first ? ({t})-INFINITY : dl_max_{t}(o[c], ({t})-INFINITY);",
             "          }", "        }", "      }", "    }", "  }"]

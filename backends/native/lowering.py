@@ -3,7 +3,7 @@
 The NumPy backend's ``generate`` asks its lowering, in schedule order, to emit each
 fused group (``emit_group``) and each other node (``emit_node``); what the lowering
 declines keeps the NumPy code. Before memory is planned, ``relocated`` names the fused
-groups computed inside a row kernel (NOTE: [native rows]): their members count as run
+groups computed inside a row or pooling kernel (NOTE: [native rows]): their members count as run
 at the row op's step, so the memory of their inputs stays untouched until then. One
 shared object holds every kernel of a generated function (``finish``).
 
@@ -78,7 +78,7 @@ class NativeLowering:
                 kernels[node] = None if call is None else kernel[1]("k", call)
                 continue
             if node.op == "call_function" and getattr(node.target, "name", None) in IMAGE_OPS:
-                call = image_call(node, values)
+                call = image_call(node, values, relocated.get(node))
                 kernels[node] = None if call is None else image_source("k", call)
                 continue
             spec = parse_row_call(node) if node.op == "call_function" else None
@@ -114,7 +114,7 @@ class NativeLowering:
         reader = self.prologues.get(id(group))
         if reader is not None:
             self._prologue_plans[reader] = plan
-            builder.emit(f"# {', '.join(m.name for m in group.nodes)}: computed inside {reader.name}'s row kernel")
+            builder.emit(f"# {', '.join(m.name for m in group.nodes)}: computed inside {reader.name}'s kernel")
             return True
         if not self._lowers(group, values):
             return False
@@ -174,8 +174,12 @@ class NativeLowering:
     def _emit_image(self, builder, node) -> bool:
         """max_pool2d as one kernel; conv2d as one kernel calling eager's gemm (NOTE: [gemm from C]), or
         else as the gather kernel, then eager's product (NOTE: [native image ops])."""
-        call = image_call(node, builder.values)
+        prologue = self._prologue_plans.pop(node, None)
+        group = prologue.group if prologue is not None else None
+        call = image_call(node, builder.values, group)
         if call is None:
+            if prologue is not None:
+                raise AssertionError(f"{node.name}: its prologue was planned but its kernel was refused")
             return False
         value = builder.values[node]
         if value.root.kind == "fresh":
@@ -184,8 +188,9 @@ class NativeLowering:
         if call.cols_shape is not None:
             dtype = value.dtype.numpy
             cols = lambda shape: np.empty(image_call(node, shape.values).cols_shape, dtype)  # noqa: E731
-        block, index = self.calls.add(builder, "image", lambda name: image_source(name, call), [node], call.operands,
-                                lambda shape: image_call(node, shape.values).words, cols)
+        members = (list(group.nodes) if group is not None else []) + [node]
+        block, index = self.calls.add(builder, "image", lambda name: image_source(name, call), members, call.operands,
+                                      lambda shape: image_call(node, shape.values, group).words, cols)
         if cols is not None and call.gemm is None:
             weight, bias = node.args[1], (node.args[2] if len(node.args) > 2 else None)
             arrays = [builder.argument(a) for a in (weight, bias)]
@@ -212,7 +217,7 @@ class NativeLowering:
 
 
 def _prologue_reader(group, values: dict):
-    """The row op computing ``group`` per element, when its one output feeds only that op and
+    """The row op or max_pool2d computing ``group`` per element, when its one output feeds only that op and
     every input has the op's dtype (a bool mask read in each pass over the row made a masked
     softmax slower than a separate masked_fill kernel: 123 vs 78 us on (4, 4, 32, 32))."""
     if len(group.outputs) != 1 or not all(lowerable(m) for m in group.nodes):
@@ -224,6 +229,8 @@ def _prologue_reader(group, values: dict):
     if len(readers) != 1:
         return None
     reader = readers[0]
+    if getattr(reader.target, "name", None) == "max_pool2d":
+        return reader if reader.args[0] is output and image_call(reader, values, group) is not None else None
     spec = parse_row_call(reader)
     if spec is None or reader.args[0] is not output or output in spec.extras:
         return None

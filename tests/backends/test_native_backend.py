@@ -217,7 +217,8 @@ def test_masked_fill_is_one_kernel_before_the_softmax_kernel():
 @pytest.mark.parametrize("stride, padding, dilation, ceil_mode", [(2, 0, 1, False), (1, 1, 1, False), (2, 1, 2, True),
                                                                    (3, 1, 1, True)])
 def test_conv2d_and_max_pool2d_kernels_have_eager_bits(stride, padding, dilation, ceil_mode):
-    # The gather and the pooling windows are C loops; the product is eager's NumPy call.
+    # The gather, eager's gemm (from C) and the pooling windows are C loops; the relu is computed
+    # per tap inside the pooling kernel (a padding tap stays -inf: the padding is the relu's output's).
     F = dl.nn.functional
 
     def f(x, w, b):
@@ -225,11 +226,28 @@ def test_conv2d_and_max_pool2d_kernels_have_eager_bits(stride, padding, dilation
         return F.max_pool2d(y, 3, stride, padding, dilation, ceil_mode), F.max_pool2d(x, 2)
 
     dl.manual_seed(0)
-    x, w, b = dl.randn(2, 3, 13, 11), dl.randn(5, 3, 3, 2), dl.randn(5)
+    x, w, b = dl.randn(2, 3, 13, 11), dl.randn(5, 3, 3, 2), dl.randn(5) - 4  # mostly negative: relu gives 0
     x[1, 2, 4, 5] = float("nan")  # NaN wins every window holding it, as eager's maximum
     x[0, 0, 0, 0] = float("inf")
-    recording = compare(f, x, w, b, kernels=1, tolerance=EXACT)
-    assert recording.count("image") == 3
+    recording = compare(f, x, w, b, kernels=0, tolerance=EXACT)
+    assert recording.count("image") == 3 and "native kernel dl_image1: relu, max_pool2d" in recording.codes[0]
+    assert "gemm(" in recording.codes[0]
+
+
+@needs_compiler
+def test_a_pooled_group_read_elsewhere_keeps_its_own_kernel():
+    F = dl.nn.functional
+
+    def f(x):
+        y = (x * 2).relu()
+        return F.max_pool2d(y, 2, padding=1), y.sum()
+
+    x = dl.randn(2, 3, 8, 8)
+    recording = compare(f, x, kernels=1, tolerance=EXACT)
+    assert recording.count("image") == 1
+    # Read only by the pooling: computed per tap; a padding tap is -inf, not the group of -inf (+inf here).
+    recording = compare(lambda x: F.max_pool2d(x * -1, 2, padding=1), x, kernels=0, tolerance=EXACT)
+    assert "native kernel dl_image0: mul, max_pool2d" in recording.codes[0]
 
 
 @needs_compiler
