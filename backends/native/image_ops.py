@@ -19,7 +19,7 @@ import numpy as np
 
 from dynamo_lite.graph.node import Node
 
-from .blas import NO_TRANS, ROW_MAJOR, gemm_entry, gemm_typedef
+from .blas import NO_TRANS, ROW_MAJOR, TRANS, gemm_entry, gemm_typedef
 from .c_ops import C_TYPES, member_lines
 from .kernel import PARALLEL_MIN_ELEMENTS
 
@@ -57,7 +57,7 @@ class ImageCall:
             return None
         n, c, _, _, _, _, _, _, oh, ow = self.words[:10]
         kh, kw = self.constants[0]
-        if self.gemm is not None:  # one image's windows at a time, cache-resident for its product
+        if self.gemm is not None and not self.channels_last:  # one image's windows, cache-resident for its product
             return (c * kh * kw, oh * ow)
         return (1, n * oh * ow, kh * kw * c) if self.channels_last else (n, 1, c * kh * kw, oh * ow)
 
@@ -99,22 +99,27 @@ def image_call(node, values: dict, prologue=None) -> ImageCall | None:
     words = [*x.sizes, *x.strides, *out.sizes[2:], *out.strides]
     call = ImageCall(node, operands + [node], constants, words, C_TYPES[out.dtype.numpy], channels_last,
                      prologue=prologue)
-    if name == "conv2d" and not channels_last:
+    if name == "conv2d":
         _gemm_in_c(call, values)
     return call
 
 
 def _gemm_in_c(call: ImageCall, values: dict) -> None:
-    """Make a NCHW conv2d call eager's per-image gemm from C (NOTE: [gemm from C]) when NumPy's
-    ``matmul`` would call gemm for it: a contiguous weight, and every product dim above 1."""
+    """Make a conv2d call eager's gemm from C (NOTE: [gemm from C]) where NumPy's ``matmul`` calls
+    gemm: every product dim above 1, and the weight dense in the layout whose matrix eager's
+    reshape views without a copy: NCHW ``(O, C*KH*KW)`` per image; channels_last ``(O, KH*KW*C)``,
+    which NumPy passes transposed, once for all images."""
     node = call.node
     weight, bias = node.args[1], (node.args[2] if len(node.args) > 2 else None)
     entry = gemm_entry(values[node].dtype.numpy)
     w = values[weight]
     o, c, kh, kw = w.sizes
-    dense = tuple(w.strides) == (c * kh * kw, kh * kw, kw, 1)
-    oh, ow = call.words[8:10]
-    if entry is None or not dense or min(o, c * kh * kw, oh * ow) < 2:
+    n, oh, ow = call.words[0], call.words[8], call.words[9]
+    if call.channels_last:
+        dense, rows = tuple(w.strides) == (kh * kw * c, 1, kw * c, c), n * oh * ow
+    else:
+        dense, rows = tuple(w.strides) == (c * kh * kw, kh * kw, kw, 1), oh * ow
+    if entry is None or not dense or min(o, c * kh * kw, rows) < 2:
         return
     if bias is not None and len(values[bias].strides) != 1:
         return
@@ -268,24 +273,26 @@ def _gather_planes(call: ImageCall) -> list:
             "          }", "        }", "      }", "    }", "  }"]
 
 
-def _gather_channels_last(call: ImageCall) -> list:
+def _gather_channels_last(call: ImageCall, cols: str = "p2") -> list:
     """cols[n][oh][ow][i][j][c]: eager's channels_last im2col order."""
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
     t = call.ctype
+    channels = call.node.args[1].meta["val"]._sizes[1]  # the weight's: a constant trip count unrolls small rows
+    row = f"{kw * channels}" if type(channels) is int else f"{kw} * C"
     # A window row inside the image of a dense NHWC input is KW*C consecutive elements in both.
     dense = (f"      if ({dw} == 1 && xc == 1 && xw == C && ow * {sw} - {pw} >= 0 && ow * {sw} - {pw} + {kw - 1} < W) {{",
              f"        for (int64_t i = 0; i < {kh}; i++) {{",
              f"          const int64_t h = oh * {sh} - {ph} + i * {dh};",
              f"          {t}* restrict dst = cols + (ow * {kh * kw} + i * {kw}) * C;",
-             f"          if (h < 0 || h >= H) {{ for (int64_t k = 0; k < {kw} * C; k++) dst[k] = ({t})0; continue; }}",
+             f"          if (h < 0 || h >= H) {{ for (int64_t k = 0; k < {row}; k++) dst[k] = ({t})0; continue; }}",
              f"          const {t}* restrict r = x0 + n * xn + h * xh + (ow * {sw} - {pw}) * xw;",
-             f"          for (int64_t k = 0; k < {kw} * C; k++) dst[k] = r[k];",
+             f"          for (int64_t k = 0; k < {row}; k++) dst[k] = r[k];",
              "        }",
              "        continue;",
              "      }")
     return ["  for (int64_t no = 0; no < N * OH; no++) {",
             "    const int64_t n = no / OH, oh = no % OH;",
-            f"    {t}* cols = ({t}*)p2 + no * OW * {kh * kw} * C;",
+            f"    {t}* cols = ({t}*){cols} + no * OW * {kh * kw} * C;",
             "    for (int64_t ow = 0; ow < OW; ow++) {",
             *dense,
             f"      for (int64_t i = 0; i < {kh}; i++) {{",
@@ -307,6 +314,8 @@ def _conv_source(name: str, call: ImageCall) -> str:
     column ``j`` lies inside the image, so the copy loop has no bounds checks."""
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = call.constants
     t, pointers = call.ctype, len(call.operands) + 1
+    if call.channels_last:
+        return _conv_channels_last_source(name, call)
     bias_add = ["    for (int64_t o = 0; o < O; o++) {", f"      const {t} b = bias[o * bs];",
                 "      for (int64_t q = 0; q < P; q++) out[o * P + q] = out[o * P + q] + b;", "    }"]
     return "\n".join([
@@ -355,6 +364,35 @@ def _conv_source(name: str, call: ImageCall) -> str:
         f"    gemm({ROW_MAJOR}, {NO_TRANS}, {NO_TRANS}, O, P, K, ({t})1, w, K, cols, P, ({t})0, out, P);",
         *(bias_add if call.bias else []),
         "  }",
+        "}"])
+
+
+def _conv_channels_last_source(name: str, call: ImageCall) -> str:
+    """channels_last conv2d: gather every window (eager's NHWC im2col order), then eager's one gemm
+    ``cols (N*OH*OW, KH*KW*C) @ weight^T`` into the NHWC output, then the bias along each pixel."""
+    (kh, kw), _, _, _ = call.constants
+    t, pointers = call.ctype, len(call.operands) + 1
+    outs = call.node.args[1].meta["val"]._sizes[0]  # O: a constant trip count vectorizes short pixels
+    bias_add = [f"  {t} b[{outs}];", f"  for (int64_t o = 0; o < {outs}; o++) b[o] = bias[o * bs];",
+                "  for (int64_t m = 0; m < M; m++) {", f"    {t}* restrict row = out + m * {outs};",
+                f"    for (int64_t o = 0; o < {outs}; o++) row[o] = row[o] + b[o];", "  }"]
+    parallel = f"  #pragma omp parallel for schedule(static) num_threads(threads) if(N * C * OH * OW >= {PARALLEL_MIN_ELEMENTS})"
+    return "\n".join([
+        gemm_typedef(f"{name}_gemm_t", t, call.gemm),
+        f"void {name}(const int64_t* g, int threads, {', '.join(f'char* p{k}' for k in range(pointers))}) {{",
+        "  const int64_t N = g[0], C = g[1], H = g[2], W = g[3], xn = g[4], xc = g[5], xh = g[6], xw = g[7];",
+        "  const int64_t OH = g[8], OW = g[9], bs = g[15], O = g[16];",
+        f"  const int64_t K = C * {kh * kw}, M = N * OH * OW;",
+        f"  {name}_gemm_t gemm = ({name}_gemm_t)(intptr_t)g[14];",
+        f"  const {t}* x0 = (const {t}*)p0;",
+        f"  const {t}* bias = (const {t}*)p{2 if call.bias else 1};",
+        f"  {t}* out = ({t}*)p{pointers - 2};",
+        "  (void)xc;",
+        parallel,
+        *_gather_channels_last(call, f"p{pointers - 1}"),
+        f"  gemm({ROW_MAJOR}, {NO_TRANS}, {TRANS}, M, O, K, ({t})1, ({t}*)p{pointers - 1}, K, (const {t}*)p1, K, "
+        f"({t})0, out, O);",
+        *(bias_add if call.bias else []),
         "}"])
 
 

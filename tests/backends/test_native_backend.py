@@ -235,6 +235,26 @@ def test_conv2d_and_max_pool2d_kernels_have_eager_bits(stride, padding, dilation
 
 
 @needs_compiler
+@pytest.mark.parametrize("weight_layout", [dl.channels_last, dl.contiguous_format])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_channels_last_conv2d_calls_eagers_gemm(weight_layout, with_bias):
+    # channels_last: eager's one gemm over every pixel from C when the weight is NHWC-dense (NumPy
+    # passes it transposed); an NCHW weight keeps the gather + NumPy product. Both exact.
+    F = dl.nn.functional
+    dl.manual_seed(3)
+    x = dl.randn(3, 5, 9, 7).contiguous(memory_format=dl.channels_last)
+    w = dl.randn(6, 5, 3, 2).contiguous(memory_format=weight_layout)
+    b = dl.randn(6) if with_bias else None
+    x[2, 1, 4, 4] = float("nan")
+    recording = Recording()
+    f = lambda x, w: F.conv2d(x, w, b, stride=(2, 1), padding=1)  # noqa: E731
+    expected, actual = f(x, w), dl.compile(f, backend=recording)(x, w)
+    assert actual.stride() == expected.stride()
+    assert_equal_values(actual, expected, rtol=0, atol=0)
+    assert ("gemm(" in recording.codes[0]) == (weight_layout is dl.channels_last)
+
+
+@needs_compiler
 def test_a_pooled_group_read_elsewhere_keeps_its_own_kernel():
     F = dl.nn.functional
 
