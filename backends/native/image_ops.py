@@ -23,6 +23,8 @@ from .blas import NO_TRANS, ROW_MAJOR, TRANS, gemm_entry, gemm_typedef
 from .c_ops import C_TYPES, member_lines
 from .kernel import PARALLEL_MIN_ELEMENTS
 
+STAGED_ROW = 4096  # widest input row a pooling prologue stages on the stack
+
 
 @dataclass
 class ImageCall:
@@ -199,15 +201,22 @@ def _pool_planes(call: ImageCall, load) -> list:
     t = call.ctype
     taps = [(i, j) for i in range(kh) for j in range(kw)]  # eager's order: the first tap, then maximum
 
-    def window(step: str) -> list:
-        loads = [load(f"r{i}[(w0 + {j * dw}){step}]") for i, j in taps]
+    def window(step: str, load=load, row="r") -> list:
+        loads = [load(f"{row}{i}[(w0 + {j * dw}){step}]") for i, j in taps]
         return ([f"for (int64_t ow = lo; ow < hi; ow++) {{", f"  const int64_t w0 = ow * {sw} - {pw};",
                  f"  {t} m = {loads[0]};"] + [f"  m = dl_max_{t}(m, {load});" for load in loads[1:]]
                 + ["  out[oh * oh_ + ow * ow_] = m;", "}"])
 
+    # A prologue runs first over the window rows, in loops gcc vectorizes (inside the window loop
+    # its selects became branches: relu before the maximum took 2.6 ms instead of 0.14 on (32, 16, 32, 32)).
+    staged = [] if call.prologue is None else (
+        [f"if (xw == 1 && W <= {STAGED_ROW}) {{"]
+        + [line for i in range(kh) for line in (f"  {t} b{i}[W];", "  #pragma omp simd",
+                                                f"  for (int64_t w = 0; w < W; w++) b{i}[w] = {load(f'r{i}[w]')};")]
+        + ["  " + line for line in window("", lambda e: e, "b")] + ["} else "])
     fast = ([f"const {t}* r{i} = x + (h0 + {i * dh}) * xh;" for i in range(kh)]
-            + ["if (xw == 1) {", *["  " + line for line in window("")], "} else {",
-               *["  " + line for line in window(" * xw")], "}"])
+            + staged + ["if (xw == 1) {", *["  " + line for line in window("")], "} else {",
+                        *["  " + line for line in window(" * xw")], "}"])
     return ["  for (int64_t nc = 0; nc < N * C; nc++) {",
             "    const int64_t n = nc / C, c = nc % C;",
             f"    const {t}* x = x0 + n * xn + c * xc;",
