@@ -328,15 +328,10 @@ def _conv_source(name: str, call: ImageCall) -> str:
     bias_add = ["    for (int64_t o = 0; o < O; o++) {", f"      const {t} b = bias[o * bs];",
                 "      for (int64_t q = 0; q < P; q++) out[o * P + q] = out[o * P + q] + b;", "    }"]
     return "\n".join([
-        gemm_typedef(f"{name}_gemm_t", t, call.gemm),
-        f"void {name}(const int64_t* g, int threads, {', '.join(f'char* p{k}' for k in range(pointers))}) {{",
-        "  const int64_t C = g[1], H = g[2], W = g[3], xn = g[4], xc = g[5], xh = g[6], xw = g[7];",
-        "  const int64_t OH = g[8], OW = g[9], on = g[10], bs = g[15], O = g[16];",
+        *_conv_prelude(name, call),
+        "  const int64_t on = g[10];",
         f"  const int64_t K = C * {kh * kw}, P = OH * OW;",
-        f"  {name}_gemm_t gemm = ({name}_gemm_t)(intptr_t)g[14];",
-        f"  const {t}* x0 = (const {t}*)p0;",
         f"  const {t}* w = (const {t}*)p1;",
-        f"  const {t}* bias = (const {t}*)p{2 if call.bias else 1};",
         f"  {t}* cols = ({t}*)p{pointers - 1};",
         f"  int64_t lo[{kw}], hi[{kw}];",
         f"  for (int64_t j = 0; j < {kw}; j++) {{",
@@ -376,6 +371,18 @@ def _conv_source(name: str, call: ImageCall) -> str:
         "}"])
 
 
+def _conv_prelude(name: str, call: ImageCall) -> list:
+    """The gemm pointer type, the signature and the geometry both conv2d kernels read."""
+    t, pointers = call.ctype, len(call.operands) + 1
+    return [gemm_typedef(f"{name}_gemm_t", t, call.gemm),
+            f"void {name}(const int64_t* g, int threads, {', '.join(f'char* p{k}' for k in range(pointers))}) {{",
+            "  const int64_t C = g[1], H = g[2], W = g[3], xn = g[4], xc = g[5], xh = g[6], xw = g[7];",
+            "  const int64_t OH = g[8], OW = g[9], bs = g[15], O = g[16];",
+            f"  {name}_gemm_t gemm = ({name}_gemm_t)(intptr_t)g[14];",
+            f"  const {t}* x0 = (const {t}*)p0;",
+            f"  const {t}* bias = (const {t}*)p{2 if call.bias else 1};"]
+
+
 def _conv_channels_last_source(name: str, call: ImageCall) -> str:
     """channels_last conv2d: gather every window (eager's NHWC im2col order), then eager's one gemm
     ``cols (N*OH*OW, KH*KW*C) @ weight^T`` into the NHWC output, then the bias along each pixel."""
@@ -387,14 +394,9 @@ def _conv_channels_last_source(name: str, call: ImageCall) -> str:
                 f"    for (int64_t o = 0; o < {outs}; o++) row[o] = row[o] + b[o];", "  }"]
     parallel = f"  #pragma omp parallel for schedule(static) num_threads(threads) if(N * C * OH * OW >= {PARALLEL_MIN_ELEMENTS})"
     return "\n".join([
-        gemm_typedef(f"{name}_gemm_t", t, call.gemm),
-        f"void {name}(const int64_t* g, int threads, {', '.join(f'char* p{k}' for k in range(pointers))}) {{",
-        "  const int64_t N = g[0], C = g[1], H = g[2], W = g[3], xn = g[4], xc = g[5], xh = g[6], xw = g[7];",
-        "  const int64_t OH = g[8], OW = g[9], bs = g[15], O = g[16];",
+        *_conv_prelude(name, call),
+        "  const int64_t N = g[0];",
         f"  const int64_t K = C * {kh * kw}, M = N * OH * OW;",
-        f"  {name}_gemm_t gemm = ({name}_gemm_t)(intptr_t)g[14];",
-        f"  const {t}* x0 = (const {t}*)p0;",
-        f"  const {t}* bias = (const {t}*)p{2 if call.bias else 1};",
         f"  {t}* out = ({t}*)p{pointers - 2};",
         "  (void)xc;",
         parallel,

@@ -95,16 +95,16 @@ class NativeLowering:
 
     def emit_group(self, builder, plan) -> bool:
         """Emit ``plan``'s group as a C kernel call; False if some member has no exact lowering."""
-        self.calls.enter(builder)
-        emitted = self._emit_group(builder, plan)
-        if emitted:
-            self.calls.leave(builder)
-        return emitted
+        return self._emitting(builder, self._emit_group, plan)
 
     def emit_node(self, builder, node) -> bool:
         """Emit a reduction, normalization, linear or image op as a C kernel; False to keep the NumPy code."""
+        return self._emitting(builder, self._emit_node, node)
+
+    def _emitting(self, builder, emit, item) -> bool:
+        """``emit(builder, item)``, telling the calls when the lowering emits (NOTE: [native calls])."""
         self.calls.enter(builder)
-        emitted = self._emit_node(builder, node)
+        emitted = emit(builder, item)
         if emitted:
             self.calls.leave(builder)
         return emitted
