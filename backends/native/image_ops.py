@@ -202,10 +202,16 @@ def _pool_planes(call: ImageCall, load) -> list:
     taps = [(i, j) for i in range(kh) for j in range(kw)]  # eager's order: the first tap, then maximum
 
     def window(step: str, load=load, row="r") -> list:
+        """Windows [lo, hi) of output row ``oh``; a unit-stride output row gets its own loop, which gcc
+        vectorizes across windows (``restrict`` rows)."""
         loads = [load(f"{row}{i}[(w0 + {j * dw}){step}]") for i, j in taps]
-        return ([f"for (int64_t ow = lo; ow < hi; ow++) {{", f"  const int64_t w0 = ow * {sw} - {pw};",
-                 f"  {t} m = {loads[0]};"] + [f"  m = dl_max_{t}(m, {load});" for load in loads[1:]]
-                + ["  out[oh * oh_ + ow * ow_] = m;", "}"])
+
+        def loop(store: str) -> list:
+            return (["  " + f"for (int64_t ow = lo; ow < hi; ow++) {{", f"    const int64_t w0 = ow * {sw} - {pw};",
+                     f"    {t} m = {loads[0]};"] + [f"    m = dl_max_{t}(m, {load});" for load in loads[1:]]
+                    + [f"    {store} = m;", "  }"])
+
+        return ["if (ow_ == 1) {", *loop("orow[ow]"), "} else {", *loop("orow[ow * ow_]"), "}"]
 
     # A prologue runs first over the window rows, in loops gcc vectorizes (inside the window loop
     # its selects became branches: relu before the maximum took 2.6 ms instead of 0.14 on (32, 16, 32, 32)).
@@ -214,7 +220,8 @@ def _pool_planes(call: ImageCall, load) -> list:
         + [line for i in range(kh) for line in (f"  {t} b{i}[W];", "  #pragma omp simd",
                                                 f"  for (int64_t w = 0; w < W; w++) b{i}[w] = {load(f'r{i}[w]')};")]
         + ["  " + line for line in window("", lambda e: e, "b")] + ["} else "])
-    fast = ([f"const {t}* r{i} = x + (h0 + {i * dh}) * xh;" for i in range(kh)]
+    fast = ([f"const {t}* restrict r{i} = x + (h0 + {i * dh}) * xh;" for i in range(kh)]
+            + [f"{t}* restrict orow = out + oh * oh_;"]
             + staged + ["if (xw == 1) {", *["  " + line for line in window("")], "} else {",
                         *["  " + line for line in window(" * xw")], "}"])
     return ["  for (int64_t nc = 0; nc < N * C; nc++) {",
