@@ -52,49 +52,120 @@ def _rows(sizes: tuple, strides: tuple):
     return rows, (leading[-1][1] if leading else sizes[-1])
 
 
-def gemm_call(node, values: dict) -> GemmCall | None:
-    """The kernel of a ``linear`` node at these values, or None to keep the registry kernel."""
-    if node.kwargs or not 2 <= len(node.args) <= 3:
+def _operands(node, values: dict, count: int):
+    """The node's tensor arguments and its gemm entry, when all share the output's float dtype, else None."""
+    out = values[node]
+    if node.kwargs or not all(isinstance(a, Node) and values[a].is_tensor and values[a].dtype is out.dtype
+                              for a in node.args[:count]):
         return None
+    entry = gemm_entry(out.dtype.numpy) if out.dtype.numpy in C_TYPES else None
+    return None if entry is None else entry
+
+
+def _layout(rows: int, cols: int, sizes_strides) -> tuple | None:
+    """``(transpose, leading dimension)`` NumPy gives gemm for a (rows, cols) matrix with element
+    strides ``(row stride, col stride)``: rows unit-stride first (NoTrans), else columns (Trans)."""
+    row_stride, col_stride = sizes_strides
+    if col_stride == 1 and cols <= row_stride <= BLAS_MAX:
+        return NO_TRANS, row_stride
+    if row_stride == 1 and rows <= col_stride <= BLAS_MAX:
+        return TRANS, col_stride
+    return None
+
+
+def _product_words(m, n, k, a, b, out, batch=()) -> list | None:
+    """Geometry words of ``a (m, k) @ b (k, n) -> out`` (each ``(row stride, col stride)``) over
+    ``batch`` (per batch dim: size and the three operands' strides), or None where NumPy would
+    not call gemm (a dim below 2, an operand it copies first, an output whose rows are not unit-stride)."""
+    first, second = _layout(m, k, a), _layout(k, n, b)
+    if min(m, n, k) < 2 or max(m, n, k) > BLAS_MAX or first is None or second is None:
+        return None
+    if out[1] != 1 or not n <= out[0] <= BLAS_MAX:
+        return None
+    return [m, n, k, first[1], second[1], out[0], first[0], second[0], len(batch)] + [w for d in batch for w in d]
+
+
+def linear_call(node, values: dict) -> GemmCall | None:
+    """The kernel of a ``linear`` node at these values, or None to keep the registry kernel."""
+    if not 2 <= len(node.args) <= 3:
+        return None
+    entry = _operands(node, values, len(node.args))
     x, w = node.args[:2]
     b = node.args[2] if len(node.args) == 3 else None
-    out = values[node]
-    tensors = [x, w] + ([b] if b is not None else [])
-    if not all(isinstance(t, Node) and values[t].is_tensor and values[t].dtype is out.dtype for t in tensors):
+    out, xv, wv = values[node], values[x], values[w]
+    if entry is None or len(wv.sizes) != 2 or xv.root is wv.root or b is not None and len(values[b].sizes) != 1:
         return None
-    entry = gemm_entry(out.dtype.numpy)
-    if entry is None or out.dtype.numpy not in C_TYPES or b is not None and len(values[b].sizes) != 1:
-        return None
-    xv, wv = values[x], values[w]
-    if len(wv.sizes) != 2 or wv.strides[1] != 1 or xv.root is wv.root:
-        return None
-    (n, k), ldb = wv.sizes, wv.strides[0]
-    folded, result = _rows(tuple(xv.sizes), tuple(xv.strides)), _rows(tuple(out.sizes), tuple(out.strides))
+    (n, k), folded, result = wv.sizes, _rows(tuple(xv.sizes), tuple(xv.strides)), _rows(tuple(out.sizes), tuple(out.strides))
     if folded is None or result is None or xv.sizes[-1] != k:
         return None
-    (m, lda), (_, ldc) = folded, result
-    if min(m, n, k) < 2 or max(m, n, k, lda, ldb, ldc) > BLAS_MAX or lda < k or ldb < k or ldc < n:
+    words = _product_words(folded[0], n, k, (folded[1], 1), (wv.strides[1], wv.strides[0]), (result[1], 1))
+    if words is None:
         return None
-    words = [entry[0], m, n, k, lda, ldb, ldc, values[b].strides[0] if b is not None else 0]
-    return GemmCall(node, tensors + [node], words, C_TYPES[out.dtype.numpy], entry[1])
+    words = [entry[0], values[b].strides[0] if b is not None else 0] + words
+    return GemmCall(node, [x, w] + ([b] if b is not None else []) + [node], words, C_TYPES[out.dtype.numpy], entry[1])
+
+
+def matmul_call(node, values: dict) -> GemmCall | None:
+    """The kernel of a ``matmul`` node: eager folds an N-D ``a`` times a matrix into rows, and runs
+    equal batch dims one gemm each (NumPy's loop); broadcast batches and vectors keep the registry kernel."""
+    if len(node.args) != 2:
+        return None
+    entry = _operands(node, values, 2)
+    a, b = node.args
+    av, bv, out = values[a], values[b], values[node]
+    if entry is None or len(av.sizes) < 2 or len(bv.sizes) < 2:
+        return None
+    m, k, n = av.sizes[-2], av.sizes[-1], bv.sizes[-1]
+    if len(av.sizes) == len(bv.sizes) == 2:
+        words = _product_words(m, n, k, tuple(av.strides), tuple(bv.strides), tuple(out.strides))
+    elif len(bv.sizes) == 2:  # rows of every batch at once (matmul_kernel's fold), as one matrix
+        folded, result = _rows(tuple(av.sizes), tuple(av.strides)), _rows(tuple(out.sizes), tuple(out.strides))
+        if folded is None or result is None:
+            return None
+        words = _product_words(folded[0], n, k, (folded[1], 1), tuple(bv.strides), (result[1], 1))
+    else:
+        if tuple(av.sizes[:-2]) != tuple(bv.sizes[:-2]) or len(out.sizes) != len(av.sizes):
+            return None
+        batch = [(size, sa, sb, so) for size, sa, sb, so in zip(av.sizes[:-2], av.strides, bv.strides, out.strides)]
+        words = _product_words(m, n, k, tuple(av.strides[-2:]), tuple(bv.strides[-2:]), tuple(out.strides[-2:]), batch)
+    if words is None:
+        return None
+    if av.root is bv.root and words[0] == words[1] and words[6] != words[7]:
+        # NumPy gives a matrix times its own transpose (same address) to syrk: only provably other addresses.
+        batch = words[9:]
+        if av.offset == bv.offset or any(batch[i + 1] != batch[i + 2] for i in range(0, len(batch), 4)):
+            return None
+    return GemmCall(node, [a, b, node], [entry[0], 0] + words, C_TYPES[out.dtype.numpy], entry[1])
 
 
 def gemm_source(name: str, call: GemmCall) -> str:
-    """The C function ``name(const int64_t* g, int threads, char* p...)`` of ``call`` (NOTE: [native linear])."""
+    """The C function ``name(const int64_t* g, int threads, char* p...)`` of ``call``: one gemm per batch
+    (NOTE: [native linear]); geometry ``g``: gemm address, bias stride, M, N, K, lda, ldb, ldc, the two
+    transposes, the batch rank, then per batch dim its size and the three operands' strides."""
     t = call.ctype
     pointers = len(call.operands)
     lines = [gemm_typedef(f"{name}_gemm_t", t, call.int_type),
              f"void {name}(const int64_t* g, int threads, {', '.join(f'char* p{k}' for k in range(pointers))}) {{",
              f"  {name}_gemm_t gemm = ({name}_gemm_t)(intptr_t)g[0];",
-             "  const int64_t M = g[1], N = g[2], K = g[3], ldc = g[6];",
-             f"  {t}* out = ({t}*)p{pointers - 1};",
+             "  const int64_t M = g[2], N = g[3], K = g[4], ldc = g[7], rank = g[10];",
+             "  const int64_t* batch = g + 11;",
+             "  int64_t count = 1;",
+             "  for (int64_t d = 0; d < rank; d++) count *= batch[4 * d];",
              "  (void)threads;",
-             f"  gemm({ROW_MAJOR}, {NO_TRANS}, {TRANS}, M, N, K, ({t})1, (const {t}*)p0, g[4], (const {t}*)p1, g[5], "
-             f"({t})0, out, ldc);"]
+             "  for (int64_t i = 0; i < count; i++) {",
+             "    int64_t rest = i, a = 0, b = 0, o = 0;",
+             "    for (int64_t d = rank - 1; d >= 0; d--) {",
+             "      const int64_t at = rest % batch[4 * d];",
+             "      rest /= batch[4 * d];",
+             "      a += at * batch[4 * d + 1], b += at * batch[4 * d + 2], o += at * batch[4 * d + 3];",
+             "    }",
+             f"    {t}* out = ({t}*)p{pointers - 1} + o;",
+             f"    gemm({ROW_MAJOR}, (int)g[8], (int)g[9], M, N, K, ({t})1, (const {t}*)p0 + a, g[5], "
+             f"(const {t}*)p1 + b, g[6], ({t})0, out, ldc);"]
     if call.bias:
-        lines += [f"  const {t}* bias = (const {t}*)p2;",
-                  "  for (int64_t m = 0; m < M; m++) {",
-                  f"    {t}* row = out + m * ldc;",
-                  "    for (int64_t n = 0; n < N; n++) row[n] = row[n] + bias[n * g[7]];",
-                  "  }"]
-    return "\n".join(lines + ["}"])
+        lines += [f"    const {t}* bias = (const {t}*)p2;",
+                  "    for (int64_t m = 0; m < M; m++) {",
+                  f"      {t}* row = out + m * ldc;",
+                  "      for (int64_t n = 0; n < N; n++) row[n] = row[n] + bias[n * g[1]];",
+                  "    }"]
+    return "\n".join(lines + ["  }", "}"])

@@ -16,7 +16,7 @@ import numpy as np
 
 from .calls import KernelCalls
 from .c_ops import HELPERS, lowerable, math_declarations
-from .gemm import gemm_call, gemm_source
+from .gemm import gemm_source, linear_call, matmul_call
 from .image_grads import IMAGE_OPS, image_call, image_source
 from .image_ops import conv2d_product
 from .kernel import group_geometry, group_source
@@ -25,7 +25,7 @@ from .rows import row_call, row_source
 
 PREAMBLE = "#include <stdint.h>\n#include <math.h>\n" + math_declarations() + "\n" + HELPERS
 # Ops computed by one C kernel each, by target name: (the call at some values or None, its C source).
-NODE_KERNELS = {"linear": (gemm_call, gemm_source)}
+NODE_KERNELS = {"linear": (linear_call, gemm_source), "matmul": (matmul_call, gemm_source)}
 
 
 class NativeLowering:

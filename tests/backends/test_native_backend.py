@@ -320,6 +320,30 @@ def test_linear_calls_eagers_gemm_from_c(dtype):
 
 
 @needs_compiler
+def test_matmul_calls_eagers_gemm_per_batch():
+    # Attention's products over views of one buffer, a fold of rows, a transposed operand: eager's
+    # gemm calls from C. x @ x^T (NumPy's syrk), broadcast batches, vectors: the registry kernel.
+    dl.manual_seed(1)
+    qkv, m, v, w = dl.randn(2, 6, 3 * 8), dl.randn(5, 7), dl.randn(7), dl.randn(5, 3)
+    qkv[1, 2, 3] = float("nan")
+
+    def f(qkv, m, v):
+        q, k, value = (t.view(2, 6, 2, 4).transpose(1, 2) for t in qkv.split(8, dim=2))
+        scores = q @ k.transpose(-2, -1)
+        mixed = (scores * 0.5) @ value  # softmax's exp is not eager's bits; the product is
+        return (mixed, qkv[:, :, :5] @ m, m.t() @ w, m.t() @ m, q @ q.transpose(-2, -1), qkv[:, :, :7] @ v,
+                scores @ dl.ones(2, 1, 6, 3))
+
+    recording = Recording()
+    compiled = dl.compile(f, backend=recording)
+    with np.errstate(all="ignore"):
+        expected, actual = f(qkv, m, v), compiled(qkv, m, v)
+    assert_equal_values(actual, expected, rtol=0, atol=0)
+    # q @ k^T, scores @ value, the fold of qkv's rows, m^T @ w (transposed a); m^T @ m is NumPy's syrk
+    assert recording.count("gemm") == 4, recording.codes
+
+
+@needs_compiler
 def test_a_parameter_given_new_storage_is_read_from_it():
     # Kernels read parameters by address, cached per storage: `.data = ...` rebinds it (the
     # guards recompile such a graph too; the cache must not hand out the old address anyway).
