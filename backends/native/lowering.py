@@ -16,6 +16,7 @@ import numpy as np
 
 from .calls import KernelCalls
 from .c_ops import HELPERS, lowerable, math_declarations
+from .copies import copy_call, copy_source
 from .gemm import gemm_source, linear_call, matmul_call
 from .image_grads import IMAGE_OPS, image_call, image_source
 from .image_ops import conv2d_product
@@ -24,8 +25,10 @@ from .row_ops import parse_row_call
 from .rows import row_call, row_source
 
 PREAMBLE = "#include <stdint.h>\n#include <math.h>\n" + math_declarations() + "\n" + HELPERS
-# Ops computed by one C kernel each, by target name: (the call at some values or None, its C source).
-NODE_KERNELS = {"linear": (linear_call, gemm_source), "matmul": (matmul_call, gemm_source)}
+# Ops computed by one C kernel each, by target name:
+# (the call at some values or None, its C source, its kind in calls.LEADING).
+NODE_KERNELS = {"linear": (linear_call, gemm_source, "gemm"), "matmul": (matmul_call, gemm_source, "gemm"),
+                "clone": (copy_call, copy_source, "group")}
 
 
 class NativeLowering:
@@ -159,7 +162,7 @@ class NativeLowering:
         self.calls.add(builder, "row", lambda name: row_source(name, call), members, call.operands, geometry)
         return True
 
-    def _emit_node_kernel(self, builder, node, parse, make_source) -> bool:
+    def _emit_node_kernel(self, builder, node, parse, make_source, kind: str) -> bool:
         """One node as one C kernel (``NODE_KERNELS``); False to keep the NumPy code."""
         call = parse(node, builder.values)
         if call is None:
@@ -167,7 +170,7 @@ class NativeLowering:
         value = builder.values[node]
         if value.root.kind == "fresh":
             builder.allocate_fresh(value)
-        self.calls.add(builder, "gemm", lambda name: make_source(name, call), [node], call.operands,
+        self.calls.add(builder, kind, lambda name: make_source(name, call), [node], call.operands,
                         lambda shape: parse(node, shape.values).words)
         return True
 

@@ -344,6 +344,26 @@ def test_matmul_calls_eagers_gemm_per_batch():
 
 
 @needs_compiler
+@pytest.mark.parametrize("dtype", [dl.float32, dl.float64, dl.int64, dl.float16, dl.bool])
+def test_clone_is_a_strided_copy_kernel(dtype):
+    # Bits copied as they are, into the layout eager's clone gives (contiguous, channels_last, preserved).
+    x = (dl.randn(2, 3, 4, 5) * 10).to(dtype)
+    if dtype.is_floating_point:
+        x[0, 1, 2, 3], x[1, 0, 0, 0] = float("nan"), -0.0
+
+    def f(x):
+        return (x.transpose(1, 3).contiguous(), x.permute(0, 2, 3, 1).clone(),
+                x[:, :, ::2].clone(memory_format=dl.channels_last), x[0, 0, 0, 0].clone())
+
+    recording = Recording()
+    expected, actual = f(x), dl.compile(f, backend=recording)(x)
+    for a, e in zip(actual, expected):
+        assert a.stride() == e.stride()
+        assert np.asarray(a).tobytes() == np.asarray(e).tobytes()
+    assert recording.count("group") == 4
+
+
+@needs_compiler
 def test_a_parameter_given_new_storage_is_read_from_it():
     # Kernels read parameters by address, cached per storage: `.data = ...` rebinds it (the
     # guards recompile such a graph too; the cache must not hand out the old address anyway).
