@@ -1,15 +1,19 @@
-"""linear as a C kernel: eager's BLAS gemm called from C, then its bias add, in one kernel call.
+"""linear and matmul as C kernels: eager's BLAS gemm calls made from C (then linear's bias add).
 
 NOTE: [native linear] Eager computes ``linear(x, W, b)`` as ``np.matmul`` of ``x``
-folded to ``(M, K)`` rows with ``W.T``, then ``out += b``. For a product NumPy hands to
-gemm (M, N and K above 1, ``x``'s rows unit-stride and evenly spaced, ``W`` with
-unit-stride rows, an output with unit-stride rows: NumPy's ``matrix_matrix`` case with
-every operand "blasable", ``x`` not ``W``'s own memory, which NumPy would give to
-syrk), NumPy calls ``gemm(RowMajor, NoTrans, Trans, M, N, K, 1, x, lda, W, ldb, 0, out,
-ldc)``; the kernel makes the same call through NumPy's own BLAS (NOTE: [gemm from C]) and
-adds the bias in the same element order, so the result has eager's bits. Other cases
-keep the registry kernel. The geometry (sizes, leading dimensions, the bias's stride,
-the gemm's address) is read at run time, so one source serves every size.
+folded to ``(M, K)`` rows with ``W.T``, then ``out += b``, and ``matmul`` as ``np.matmul``
+(an N-D ``a`` times a matrix folded to rows first). Where NumPy hands each product to
+gemm (its ``matrix_matrix`` case: M, N and K above 1, every operand "blasable": unit
+stride along rows, NoTrans, or along columns, Trans, with the leading dimension the other
+stride; an output with unit-stride rows), it calls ``gemm(RowMajor, transA, transB, M,
+N, K, 1, a, lda, b, ldb, 0, out, ldc)`` once per batch; the kernel makes the same calls
+through NumPy's own BLAS (NOTE: [gemm from C]) and adds linear's bias in the same element
+order, so the result has eager's bits. NumPy gives a matrix times its own transpose (one
+address) to syrk: when two operands share memory, the kernel is used only where their
+addresses provably differ. Other cases (vectors, broadcast batches, operands NumPy copies
+first) keep the registry kernel. The geometry (sizes, leading dimensions, transposes,
+batch strides, the bias's stride, the gemm's address) is read at run time, so one source
+serves every size.
 """
 from __future__ import annotations
 
