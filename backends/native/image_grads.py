@@ -212,9 +212,10 @@ GRAD_OPS = ("max_pool2d_backward", "max_pool2d_with_indices_backward", *COLUMN_C
 IMAGE_OPS = {**image_ops.PARSERS, **{name: grad_call for name in GRAD_OPS}}
 
 
-def image_call(node, values: dict):
-    """The kernel call of any image op node (None: keep the registry kernel)."""
-    return grad_call(node, values) if node.target.name in GRAD_OPS else image_ops.image_call(node, values)
+def image_call(node, values: dict, prologue=None):
+    """The kernel call of any image op node (None: keep the registry kernel); ``prologue``: a max_pool2d's
+    fused input group (``image_ops.image_call``)."""
+    return grad_call(node, values) if node.target.name in GRAD_OPS else image_ops.image_call(node, values, prologue)
 
 
 def image_source(name: str, call) -> str:
