@@ -19,7 +19,7 @@ from .c_ops import HELPERS, lowerable, math_declarations
 from .copies import copy_call, copy_source
 from .gemm import gemm_source, linear_call, matmul_call
 from .image_grads import IMAGE_OPS, image_call, image_source
-from .image_ops import conv2d_product
+from .conv_ops import conv2d_product
 from .kernel import group_geometry, group_source
 from .row_ops import parse_row_call
 from .rows import row_call, row_source
