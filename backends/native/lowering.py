@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .calls import KernelCalls
 from .c_ops import HELPERS, lowerable, math_declarations
+from .calls import KernelCalls
+from .conv_ops import conv2d_product
 from .copies import copy_call, copy_source
 from .gemm import gemm_source, linear_call, matmul_call
 from .image_grads import IMAGE_OPS, image_call, image_source
-from .conv_ops import conv2d_product
 from .kernel import group_geometry, group_source
 from .row_ops import parse_row_call
 from .rows import row_call, row_source
@@ -42,8 +42,8 @@ class NativeLowering:
     def __init__(self, build, threads):
         self._build, self.threads = build, threads
         self.calls = KernelCalls(threads)  # of the function being generated
-        self.prologues: dict = {}  # id(FusionGroup) -> the row op computing it per element
-        self._prologue_plans: dict = {}  # row op -> the GroupPlan of its prologue
+        self.prologues: dict = {}  # id(FusionGroup) -> the row op or max_pool2d computing it per element
+        self._prologue_plans: dict = {}  # that op -> the GroupPlan of its prologue
         self.built_source = ""  # the C source of the last function built (shown by debug mode)
 
     # -- hooks called by the NumPy backend's generate ------------------------------------------
