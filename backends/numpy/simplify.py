@@ -6,8 +6,9 @@ dtype, strides) and every value bit for bit:
 - ``x * 1``, ``1 * x``, ``x / 1``, ``x - 0``, ``x ** 1`` become ``x``; ``x + 0`` only for
   integer and bool tensors (for floats ``-0.0 + 0`` is ``+0.0``; ``x + (-0.0)`` is exact
   and dropped). Only where the result has ``x``'s exact meta (no promotion, no layout
-  change), is not itself a graph output (an output must be a new tensor, not ``x``), and
-  the graph mutates nothing in place (a dropped copy could then observe a mutation).
+  change), is not itself a graph output nor viewed by one (an output must be a new tensor,
+  not ``x`` or a view of it), and the graph mutates nothing in place (a dropped copy
+  could then observe a mutation).
   Sizes compare as expressions (``same_values``): on a graph with symbolic sizes a
   rewrite holds for every size, and it never adds a guard.
 - Consecutive views of one kind merge (``view(view(x))``, ``permute(permute(x))``,
@@ -39,7 +40,7 @@ def simplify(graph) -> dict:
     for node in list(graph.nodes):
         if node.op != "call_function" or not isinstance(node.target, Op):
             continue
-        if not mutates and node not in outputs and _drop_identity(node):
+        if not mutates and not _reaches_an_output(node, outputs) and _drop_identity(node):
             counts["identity"] += 1
         elif node.target.view is not None and _merge_views(graph, node):
             counts["views"] += 1
@@ -95,6 +96,19 @@ def _identity_operand(node):
         if _same_meta(_meta(x), meta):
             return x
     return None
+
+
+def _reaches_an_output(node, outputs: set) -> bool:
+    """Whether ``node`` or a view of it (of a view ...) is a graph output: an output must
+    stay a new tensor, not share the dropped node's operand's memory."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if current in outputs:
+            return True
+        pending.extend(user for user in current.users
+                       if _is_op(user) and user.target.view is not None and user.args and user.args[0] is current)
+    return False
 
 
 def _drop_identity(node) -> bool:

@@ -245,6 +245,16 @@ def test_an_identity_that_is_an_output_stays_a_new_tensor():
     assert_bitwise(out, f(x))
 
 
+def test_an_identity_whose_view_is_an_output_stays_a_new_tensor():
+    # Fuzz seed 4960: the output, a view of ``y * 1``, shared the input's storage.
+    def f(x):
+        return (x * 1).view(12).view(3, 4), x * 1.0
+
+    x = dl.randn(3, 4)
+    for out in dl.compile(f, backend="numpy")(x):
+        assert out.untyped_storage() is not x.untyped_storage()
+
+
 def test_consecutive_views_merge_and_linear_bias_joins_the_fused_group():
     def f(x, w, b):
         y = x.view(6, 4).view(2, 12).t().t()
