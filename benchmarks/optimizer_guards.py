@@ -4,8 +4,8 @@ Run from the repository root:
 
     OPENBLAS_NUM_THREADS=1 python3 -m benchmarks.optimizer_guards [--workloads mlp,gpt]
 
-The train step is forward, ``mean(out ** 2)``, ``backward()``, ``AdamW.step()``,
-``zero_grad()``: two compiled frames (the forward, then the optimizer after the
+The train step is ``benchmarks/training_step.py``'s (forward, ``mean(out ** 2)``,
+``backward()``, ``AdamW.step()``, ``zero_grad()``): two compiled frames (the forward, then the optimizer after the
 ``backward()`` break). For each workload:
 
 - ``params``: the model's parameters;
@@ -29,24 +29,11 @@ import dynamo_lite as dl
 from dynamo_lite.frames.runtime.cache import CodeCache
 
 from .models import WORKLOADS
+from .training_step import dl_train_step
 
 
 def _per_call_checks(guard_code: str) -> int:
     return guard_code.split("def __dl_full")[0].count(" and\n") + 1
-
-
-def train_step_of(model):
-    optimizer = dl.optim.AdamW(model.parameters(), lr=1e-4)
-
-    def train_step(*inputs):
-        out = model(*inputs)
-        out = out[0] if isinstance(out, tuple) else out
-        loss = (out * out).mean()
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        return loss
-    return train_step
 
 
 class GuardTimer:
@@ -76,7 +63,7 @@ def measure_workload(name: str, rounds: int, steps: int) -> dict:
     workload = WORKLOADS[name]
     dl.reset()
     model, inputs = workload.make(), workload.make_inputs()
-    step = train_step_of(model)
+    step = dl_train_step(model)
     step(*inputs)  # the optimizer state exists: the steady-state translation
     out = dl.explain(step)(*inputs)
     fwd, opt = (_per_call_checks(f.report.guard_code) for f in out.frames[:2])

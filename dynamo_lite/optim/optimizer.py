@@ -6,6 +6,7 @@ import functools
 from typing import Any
 
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..ops.dispatch import is_tracing
 from ..tensor.tensor import Tensor
 from .tracked import TrackedDict, TrackedList, TrackedState, edited
 
@@ -219,17 +220,18 @@ def apply_update(param: Tensor, update: Tensor, scale, divisor: Tensor | None = 
     NOTE: [tensor learning rate] As in torch, ``lr`` may be a 0-dim Tensor. Compiled steps
     then read it at run time (it is a graph constant, guarded by identity, not by value),
     and the lr schedulers write new values into it in place, so a schedule never recompiles
-    the step; a Python float lr is a constant of the graph, and each new value recompiles.
-    ``alpha``/``value`` take numbers only: a tensor ``scale`` multiplies instead (eager and
-    compiled steps run this same code, so both round alike).
+    the step. A Python float lr is a constant of the graph until it changes; the recompile
+    then lifts it to a graph input (NOTE: [lifted floats] in frames/tracing/variables/
+    lifted_float.py), so a float schedule costs one recompile. ``alpha``/``value`` take
+    numbers only: a tensor ``scale``, and any scale in a compiled step (where a lifted float
+    is a graph value), multiplies instead: ``param += (update / divisor) * scale``.
 
     Example:
         >>> apply_update(param, grad, -lr)          # param.add_(grad, alpha=-lr)
         >>> apply_update(param, exp_avg, -step_size, denom)
     """
-    if isinstance(scale, Tensor):
-        scaled = update * scale
-        param.add_(scaled if divisor is None else scaled / divisor)
+    if isinstance(scale, Tensor) or is_tracing():
+        param.add_((update if divisor is None else update / divisor) * scale)
     elif divisor is None:
         param.add_(update, alpha=scale)
     else:

@@ -29,6 +29,7 @@ OPTIMIZERS = {
 
 def _versions(model, optimizer) -> list:
     found = [p._version for p in model.parameters()]
+    found += [p.grad._version for p in model.parameters() if p.grad is not None]
     for p in model.parameters():
         found += [v._version for v in optimizer.state[p].values() if isinstance(v, dl.Tensor)]
     return found
@@ -36,13 +37,17 @@ def _versions(model, optimizer) -> list:
 
 def _values(model, optimizer) -> list:
     found = [p.detach().numpy().copy() for p in model.parameters()]
+    found += [p.grad.numpy().copy() for p in model.parameters() if p.grad is not None]
     for p in model.parameters():
         found += [v.numpy().copy() for v in optimizer.state[p].values() if isinstance(v, dl.Tensor)]
     return found
 
 
+@pytest.mark.parametrize("set_to_none", [True, False], ids=["grads_to_none", "grads_zeroed"])
 @pytest.mark.parametrize("name", list(OPTIMIZERS))
-def test_optimizer_graphs_are_functionalized_and_equal_eager(name, backend, monkeypatch):
+def test_optimizer_graphs_are_functionalized_and_equal_eager(name, set_to_none, backend, monkeypatch):
+    """With ``zero_grad(set_to_none=False)`` the graph also zeroes the grads in place, with
+    grad mode on: nothing it reads requires grad there, so it is functionalized all the same."""
     made = []
     original = autograd_graphs.functionalize
 
@@ -56,9 +61,9 @@ def test_optimizer_graphs_are_functionalized_and_equal_eager(name, backend, monk
     eager_model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 4))
     model = copy.deepcopy(eager_model)
     eager_opt, opt = OPTIMIZERS[name](eager_model.parameters()), OPTIMIZERS[name](model.parameters())
-    eager_step = make_train_step(eager_model, eager_opt, mse)
     state_objects = None
-    step = dl.compile(make_train_step(model, opt, mse), backend=backend)
+    eager_step = make_train_step(eager_model, eager_opt, mse, set_to_none=set_to_none)
+    step = dl.compile(make_train_step(model, opt, mse, set_to_none=set_to_none), backend=backend)
     # native's float32 tanh is within 2 ulp of eager's, not bit-equal (NOTE: [native vmath]); RMSprop
     # divides a gradient by its running RMS, so that rounding reaches a parameter as ~1e-6 absolute
     atol = 1e-5 if backend == "native" else 1e-7
@@ -82,6 +87,8 @@ def test_optimizer_graphs_are_functionalized_and_equal_eager(name, backend, monk
     targets = [getattr(n.target, "name", None) for n in steady.nodes if n.op == "call_function"]
     inplace = [t for t in targets if t and t.endswith("_")]
     assert inplace and set(inplace) == {"copy_"}, inplace  # every update: one copy back at the end
+    zeroed = [n for n in steady.nodes if getattr(n.target, "name", None) == "zeros_like"]
+    assert len(zeroed) == (0 if set_to_none else len(list(model.parameters())))
     assert targets.count("copy_") == len(set(n.args[0] for n in steady.nodes if getattr(n.target, "name", "") == "copy_"))
 
 

@@ -18,17 +18,9 @@ import dynamo_lite as dl
 from dynamo_lite import nn
 from dynamo_lite.optim.tracked import EDITS, TrackedDict, TrackedList, TrackedState
 from tests.helpers import assert_compiled
-from tests.training.train_step_harness import assert_same_state, make_train_step, mse, training_state
-
-
-def small_mlp():
-    dl.manual_seed(0)
-    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 4))
-
-
-def batches(n=3):
-    dl.manual_seed(2)
-    return [(dl.randn(8, 6), dl.randn(8, 4)) for _ in range(n)]
+from tests.training.train_step_harness import (assert_same_state, make_train_step, mse, small_mlp,
+                                               training_state)
+from tests.training.train_step_harness import regression_batches as batches
 
 
 def _first(opt):

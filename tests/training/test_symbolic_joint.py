@@ -135,3 +135,24 @@ def test_a_buffer_sliced_to_a_symbolic_length_in_the_backward():
         for (name, p), q in zip(compiled_model.named_parameters(), eager_model.parameters()):
             np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=f"{name} t={t}")
     assert dl.stats().frames_compiled == 2 and not dl.stats().fallbacks
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
+def test_a_size_read_in_the_backward_does_not_save_its_input(backend):
+    """The backward of ``w.expand(n, d)`` needs only the size ``n``; eager saves nothing of
+    ``x``, so changing ``x`` in place before ``backward()`` is allowed there. The compiled
+    backward gets the size as an int the forward returns, not by reading ``x`` again."""
+
+    def expanded(x, w):
+        return (w.expand(x.shape[0], 3) * 2.0).sum() + x.sum()
+
+    compiled = dl.compile(expanded, dynamic=True, backend=backend)
+    for n in (4, 7):
+        w = dl.randn(3, requires_grad=True)
+        x = dl.randn(n, 3)
+        loss = compiled(x, w)
+        assert type(loss.grad_fn).__name__ == "CompiledFunctionBackward"
+        x.add_(1.0)  # eager's backward never reads x
+        loss.backward()
+        np.testing.assert_allclose(w.grad.numpy(), np.full(3, 2.0 * n, dtype=np.float32))
+    assert not dl.stats().fallbacks

@@ -7,6 +7,7 @@ import numpy as np
 
 import dynamo_lite as dl
 import dynamo_lite.nn.functional as F
+from dynamo_lite import nn
 from tests.helpers import assert_compiled
 
 
@@ -23,6 +24,16 @@ def make_train_step(model, optimizer, loss_fn, scheduler=None, set_to_none=True)
         return loss
 
     return train_step
+
+
+def small_mlp():
+    dl.manual_seed(0)
+    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 4))
+
+
+def regression_batches(n=3):
+    dl.manual_seed(2)
+    return [(dl.randn(8, 6), dl.randn(8, 4)) for _ in range(n)]
 
 
 def cross_entropy(logits, targets):

@@ -14,8 +14,11 @@ from .partition import SAVED_ATTRIBUTE, SAVED_INPUT, partition
 OPS = REGISTRY
 
 
-def _example(meta: TensorMeta) -> Tensor:
-    """An uninitialized tensor of ``meta``'s geometry (symbolic sizes at their example values)."""
+def _example(meta):
+    """An uninitialized tensor of ``meta``'s geometry (symbolic sizes at their example values),
+    or the example value of a saved size."""
+    if not isinstance(meta, TensorMeta):
+        return hint_of(meta)
     return OPS["empty_strided"](size=tuple(map(hint_of, meta._sizes)), stride=tuple(map(hint_of, meta._strides)),
                                 dtype=meta._dtype, device=meta._device)
 

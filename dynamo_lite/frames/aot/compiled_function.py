@@ -63,7 +63,7 @@ class CompiledFunctionBackward(Node):
         if self.saved is None:
             raise RuntimeError(FREED_MESSAGE)
         for tensor, version in zip(self.saved, self.versions):
-            if tensor._storage.version != version:
+            if version is not None and tensor._storage.version != version:  # None: a saved size (an int)
                 raise RuntimeError(_modified_message(tensor, version))
         grads = [grad_outputs[i] if i < len(grad_outputs) else None for i in self.function.tangent_outputs]
         if GRAD_MODE.enabled:
@@ -150,7 +150,8 @@ class CompiledFunction:
         metas = self.output_metas
         if self.symbolic:  # the zeros of an output without a gradient take this call's sizes
             metas = [TensorMeta.of(outputs[i]) if m is not None else None for i, m in enumerate(metas)]
-        node = CompiledFunctionBackward(self, edges, saved, [t._storage.version for t in saved],
+        versions = [t._storage.version if isinstance(t, Tensor) else None for t in saved]
+        node = CompiledFunctionBackward(self, edges, saved, versions,
                                         (inputs, attributes), metas)
         for i in self.tangent_outputs:
             set_history(outputs[i], node, i)

@@ -8,8 +8,10 @@ inputs and parameters (free: they exist anyway), and the outputs of matmul-like 
 reductions, normalizations, windows (conv/pool), random ops (dropout's mask) and
 multi-output ops. So a pointwise chain (``gelu``'s tanh polynomial, an LSTM's gates)
 costs one saved tensor at its non-pointwise start, not one per step; the backend fuses
-the recomputation into the backward's own pointwise chains. A symbolic size is read
-again from the input it comes from (saved for that, free as every input). A value the backward reads
+the recomputation into the backward's own pointwise chains. A symbolic size the backward
+needs is saved as the int the forward computes, not read again from its input: saving the
+input would make an in-place change of it before ``backward()`` an error eager does not
+raise (eager saves no tensor for a size). A value the backward reads
 must not be overwritten by an in-place op of the forward (a BatchNorm running statistic
 may be updated, but not read by the backward): such a graph is ``Unsupported`` and runs
 op by op, as does a graph returning a view of one of its inputs.
@@ -54,9 +56,9 @@ class Partition:
 
 
 def recomputable(node) -> bool:
-    """NOTE: [recompute rule]: a pure pointwise or view op, a factory without tensor inputs, or a size."""
+    """NOTE: [recompute rule]: a pure pointwise or view op, or a factory without tensor inputs."""
     if node.op == "call_function" and node.target in SIZE_FUNCTIONS:
-        return True  # NOTE: [symbolic joint graphs]: an int read from an input's sizes
+        return False  # NOTE: [symbolic joint graphs]: an int the forward returns (reading it saves no tensor)
     if node.op != "call_function" or node.target is operator.getitem or not isinstance(node.target, Op):
         return False
     op = node.target

@@ -62,6 +62,11 @@ class DynamicPolicy:
             return False
         return self.mode is True or bool(changed)
 
+    def float_is_dynamic(self, source, value: float) -> bool:
+        """Whether an optimizer's float at ``source`` is lifted (NOTE: [lifted floats])."""
+        changed = self._merge(source.name(), (value,))
+        return self.mode is not False and (self.mode is True or bool(changed))
+
     def _merge(self, name: str, sizes: tuple) -> tuple:
         """Record ``sizes``; the dims that ever changed (None in the record)."""
         seen = self.history.get(name)

@@ -126,6 +126,15 @@ class OutputGraph:
         self.input_variables.append(ConstantVariable(value, source))
         return node
 
+    def float_input(self, source, example: Tensor) -> ProxyTensor:
+        """The placeholder of a lifted float (NOTE: [lifted floats]): ``source`` loads it as a 0-dim tensor."""
+        node = self._created(self.graph.placeholder(_identifier(source.name())))
+        node.meta["python_type"] = type(example)
+        self.example_inputs.append(example)
+        proxy = ProxyTensor.create(node, TensorMeta.of(example))
+        self.input_variables.append(TensorVariable(proxy, source))
+        return proxy
+
     # -- tensors entering the graph ---------------------------------------------------
     def wrap_tensor(self, tensor: Tensor, source, *, is_input: bool):
         known = self._by_tensor_id.get(id(tensor))

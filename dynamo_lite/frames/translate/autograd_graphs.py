@@ -15,6 +15,7 @@ inside a ``with dl.no_grad()``-like block carry the block's mode in
 from __future__ import annotations
 
 import logging
+import operator
 
 from ...autograd.grad_mode import GRAD_MODE, set_grad_enabled
 from ...backends.registry import compile_graph
@@ -100,6 +101,35 @@ class GradOffGraph:
             return self.compiled(*inputs)
 
 
+def records_history(graph_module, example_inputs: list) -> bool:
+    """Whether autograd records any op of ``graph_module`` traced with grad on: some op running
+    with grad on reads a tensor that requires grad (the inputs' and parameters' flags are
+    guarded, so this holds for every call the graph serves).
+
+    An in-place op or a view keeps its target's flag whatever the mode; another op's result
+    requires grad only when it runs with grad on and reads one that does. When nothing is
+    recorded, running the whole graph with grad off is the same program (``zero_()`` on the
+    grads of ``zero_grad(set_to_none=False)`` after an optimizer's grad-off updates).
+    """
+    requires = {}
+    placeholders = iter(example_inputs)
+    for node in graph_module.graph.nodes:
+        if node.op == "placeholder":
+            value = next(placeholders, None)
+            requires[node] = isinstance(value, Tensor) and value._requires_grad
+        elif node.op == "get_attr":
+            value = graph_module.get_attribute(node.target)
+            requires[node] = isinstance(value, Tensor) and value._requires_grad
+        elif node.op in ("call_function", "call_method"):
+            reads = any(requires.get(n, True) for n in node.all_input_nodes)
+            if reads and node.meta.get("grad_enabled", True) is not False:
+                return True
+            keeps_flag = node.target is operator.getitem or "inplace" in getattr(node.target, "tags", ()) or (
+                "view" in getattr(node.target, "tags", ()))
+            requires[node] = reads and keeps_flag
+    return False
+
+
 def autograd_aware(compiler, graph_module, example_inputs: list, traced_with_grad: bool):
     """``graph_module`` compiled by ``compiler`` for the grad mode and inputs it was traced with:
     a ``CompiledFunction`` (compiled forward and backward) when autograd must record it,
@@ -110,8 +140,10 @@ def autograd_aware(compiler, graph_module, example_inputs: list, traced_with_gra
              if node.op in ("call_function", "call_method")]
     if not traced_with_grad and all(mode is False for mode in modes):
         return compile_graph(compiler, graph_module, example_inputs)
-    if not any(mode is None or mode for mode in modes):
-        return GradOffGraph(compile_functionalized(compiler, graph_module, example_inputs))  # an optimizer's step
+    if not any(mode is None or mode for mode in modes) or (
+            False in modes and not records_history(graph_module, example_inputs)):
+        # an optimizer's step (with zero_grad(set_to_none=False) zeroing the grads after it)
+        return GradOffGraph(compile_functionalized(compiler, graph_module, example_inputs))
     reason = "grad mode is on and an input or parameter requires grad"
     if traced_with_grad:
         try:

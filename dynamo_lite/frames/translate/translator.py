@@ -11,7 +11,7 @@ from .handlers import HANDLERS
 from ..bytecode.resume import indexed_instructions
 from ..tracing import trace_rules
 from ..tracing.sources import BuiltinSource, ConstSource, GlobalSource, ItemSource
-from ..tracing.variables import builder, symbolic
+from ..tracing.variables import builder, lifted_float, symbolic
 from ..tracing.variables.base import NULL, CellVariable, VariableTracker
 from ..tracing.variables.containers import SEQUENCE_OPERATORS, BaseListVariable, TupleVariable
 from ..tracing.variables.dicts import DICT_OPERATORS, DictVariable
@@ -188,6 +188,8 @@ class InstructionTranslator:
 
     def binary_operation(self, op, left: VariableTracker, right: VariableTracker) -> VariableTracker:
         kept_symbolic = symbolic.binary(self, op, left, right)  # NOTE: [observing a symbolic int]
+        if kept_symbolic is None:
+            kept_symbolic = lifted_float.binary(self, op, left, right)  # NOTE: [lifted floats]
         if kept_symbolic is not None:
             return kept_symbolic
         # Containers first: ``xs += ys`` changes xs in place (never folded on a copy).

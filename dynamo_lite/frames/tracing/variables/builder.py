@@ -31,6 +31,7 @@ from .sets import SetVariable
 from .iterators import ContainerIteratorVariable, LazyIteratorVariable, iterate
 from .functions import PartialVariable, UserFunctionVariable, UserMethodVariable
 from .library import OpaqueCallableVariable
+from .lifted_float import lift
 from .classes import ClassVariable
 from .contexts import ContextManagerFunctionVariable, is_contextmanager_function
 from .objects import NNModuleVariable, NoOpContextVariable, PythonModuleVariable, UserObjectVariable
@@ -89,6 +90,10 @@ def wrap(tx, value, source) -> VariableTracker:
         symbolic = tx.output.wrap_int(value, source)  # NOTE: [symbolic int inputs]
         if symbolic is not None:
             return ConstantVariable(symbolic, source)
+    if type(value) is float and source is not None:
+        lifted = lift(tx, value, source)  # NOTE: [lifted floats]
+        if lifted is not None:
+            return lifted
     if type(value) in CONSTANT_TYPES or isinstance(value, CONSTANT_LIKE) or value is None:
         _guard(tx, source, G.ID_MATCH if isinstance(value, DType) else G.CONSTANT_MATCH, value)
         return ConstantVariable(value, source)

@@ -6,6 +6,10 @@ from .base import VariableTracker
 from .tensor_autograd import BREAKING_METHODS, autograd_attribute, call_autograd_method, store_grad
 
 
+#: Tensor methods whose positional scalar may be a 0-dim tensor of the tensor's dtype.
+SCALAR_OPERAND_METHODS = frozenset({"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "lerp", "lerp_"})
+
+
 class TensorVariable(VariableTracker):
     """A tensor in the graph: a ProxyTensor whose node produces it."""
 
@@ -110,6 +114,11 @@ class TensorMethodVariable(TracedCallableVariable):
     def __init__(self, tensor: TensorVariable, name: str, bound):
         super().__init__(bound, f"Tensor.{name}")
         self.tensor, self.name = tensor, name
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        if self.name in SCALAR_OPERAND_METHODS:  # a lifted float enters as a tensor (NOTE: [lifted floats])
+            args = [a.tensor_operand(tx, self.tensor) if hasattr(a, "tensor_operand") else a for a in args]
+        return super().call(tx, args, kwargs)
 
     def reconstruct(self, cg) -> None:
         cg.reconstruct(self.tensor)

@@ -5,7 +5,7 @@ import operator
 
 from ...bytecode import compat
 from ...errors import Unsupported
-from ...tracing.variables import symbolic
+from ...tracing.variables import lifted_float, symbolic
 from ...tracing.variables.base import ConstantVariable, SymIntVariable
 from ...tracing.variables.containers import BaseListVariable
 from ...tracing.variables.tensor import TensorVariable, TracedCallableVariable
@@ -83,6 +83,8 @@ def _unary(op, name):
     def handler(tx, ins):
         value = tx.pop()
         kept_symbolic = symbolic.unary(op, value)
+        if kept_symbolic is None:
+            kept_symbolic = lifted_float.unary(tx, op, value)  # NOTE: [lifted floats]
         if kept_symbolic is not None:
             tx.push(kept_symbolic)
         elif value.is_python_constant():
