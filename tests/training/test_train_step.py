@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import dynamo_lite as dl
-from dynamo_lite import nn
 from tests.helpers import assert_compiled
 from tests.training.train_step_harness import (assert_same_state, cross_entropy, make_train_step, mse,
                                                regression_batches, run_against_eager, small_mlp, training_state)
