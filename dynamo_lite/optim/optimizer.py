@@ -224,14 +224,15 @@ def apply_update(param: Tensor, update: Tensor, scale, divisor: Tensor | None = 
     then lifts it to a graph input (NOTE: [lifted floats] in frames/tracing/variables/
     lifted_float.py), so a float schedule costs one recompile. ``alpha``/``value`` take
     numbers only: a tensor ``scale``, and any scale in a compiled step (where a lifted float
-    is a graph value), multiplies instead: ``param += (update / divisor) * scale``.
+    is a graph value), multiplies instead: ``param += (update * scale) / divisor``.
 
     Example:
         >>> apply_update(param, grad, -lr)          # param.add_(grad, alpha=-lr)
         >>> apply_update(param, exp_avg, -step_size, denom)
     """
     if isinstance(scale, Tensor) or is_tracing():
-        param.add_((update if divisor is None else update / divisor) * scale)
+        scaled = update * scale
+        param.add_(scaled if divisor is None else scaled / divisor)
     elif divisor is None:
         param.add_(update, alpha=scale)
     else:
