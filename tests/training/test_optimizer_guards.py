@@ -213,3 +213,22 @@ def test_a_saved_state_dict_holds_plain_containers():
     assert type(loaded["state"][0]) is dict and opt.state_dict()["state"][0]["exp_avg"] is opt.state[_first(opt)]["exp_avg"]
     opt.load_state_dict(loaded)
     assert type(opt.state[_first(opt)]) is TrackedDict
+
+
+def test_the_tracked_containers_keep_their_types_when_compiled():
+    # type(), isinstance and the copies of an optimizer's containers are what eager gives:
+    # the subclasses themselves, and plain dicts/lists from copy(), | and slicing
+    opt = dl.optim.SGD(nn.Linear(3, 2).parameters(), lr=0.1)
+
+    def types_of(x):
+        group = opt.param_groups[0]
+        return (x + 1, type(opt.param_groups), type(group), type(group["params"]), type(opt.state),
+                type(group.copy()), type(group | {"extra": 1}), type(opt.param_groups.copy()),
+                type(opt.param_groups[:1]), isinstance(group, dict))
+
+    expected = types_of(dl.ones(2))
+    before = dl.stats()
+    got = dl.compile(types_of)(dl.ones(2))
+    assert_compiled(before, dl.stats())
+    assert got[1:] == expected[1:]
+    assert expected[1:5] == (TrackedList, TrackedDict, TrackedList, TrackedState)

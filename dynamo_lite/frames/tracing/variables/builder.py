@@ -111,13 +111,13 @@ def wrap(tx, value, source) -> VariableTracker:
             _guard(tx, source, G.LENGTH_MATCH, len(value))
             return [wrap(tx, v, ItemSource(source, i)) for i, v in enumerate(value)]
 
-        return _remember(tx, value, ListVariable((), source, realize=realize))
+        return _remember(tx, value, ListVariable((), source, realize=realize, python_class=type(value)))
     if type(value) in LIST_TYPES or isinstance(value, tuple):
         _guard(tx, source, G.TYPE_MATCH, type(value))
         _guard(tx, source, G.LENGTH_MATCH, len(value))
         items = [wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)]
         if type(value) in LIST_TYPES:
-            return _remember(tx, value, ListVariable(items, source))
+            return _remember(tx, value, ListVariable(items, source, python_class=type(value)))
         if type(value) is not tuple and all(i.is_python_constant() for i in items):
             return ConstantVariable(value, source)  # a tuple subclass of constants keeps its type
         return TupleVariable(items, source)

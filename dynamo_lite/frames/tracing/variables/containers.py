@@ -18,8 +18,11 @@ class BaseListVariable(VariableTracker):
 
     container_type: type = tuple
 
-    def __init__(self, items, source=None, realize=None):
+    def __init__(self, items, source=None, realize=None, python_class=None):
         self._items = None if realize is not None else list(items)
+        # the object's own class when it is a subclass read from outside (an optimizer's
+        # TrackedList): what ``type()`` sees; copies and slices are plain ``container_type``
+        self.python_class = python_class or self.container_type
         self._realize = realize
         self._realized_length = None  # items read from outside when realized
         self.pending: list = []  # appended before the contents were realized
@@ -53,7 +56,7 @@ class BaseListVariable(VariableTracker):
         self.pending = pending
 
     def python_type(self) -> type:
-        return self.container_type
+        return self.python_class
 
     def is_python_constant(self) -> bool:
         """Only a container of immutable constants: folding works on a copy of it, so it

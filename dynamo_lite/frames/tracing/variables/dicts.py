@@ -218,8 +218,14 @@ def _clear(tx, d):
     d.items.clear()
 
 
+def _made_type(dict_type: type) -> type:
+    """The type ``copy()`` and ``|`` make from a ``dict_type``: dict's own methods give a plain
+    dict for a subclass (an optimizer's TrackedDict); OrderedDict's and defaultdict's keep the type."""
+    return dict if dict_type.copy is dict.copy else dict_type
+
+
 def _copy(tx, d):
-    return DictVariable(d.items, dict_type=d.dict_type, default_factory=d.default_factory)
+    return DictVariable(d.items, dict_type=_made_type(d.dict_type), default_factory=d.default_factory)
 
 
 def _move_to_end(tx, d, key, last=None):
@@ -284,7 +290,8 @@ def _union(tx, left, right):
     if not isinstance(right, DictVariable):
         raise UserError(TypeError(f"unsupported operand type(s) for |: '{left.python_type().__name__}' and "
                                   f"'{right.python_type().__name__}'"))
-    return DictVariable({**left.items, **right.items}, dict_type=left.dict_type, default_factory=left.default_factory)
+    return DictVariable({**left.items, **right.items}, dict_type=_made_type(left.dict_type),
+                        default_factory=left.default_factory)
 
 
 def _update_in_place(tx, left, right):
