@@ -137,10 +137,6 @@ def _inference(torch, fn):
 def _torch(enabled: bool, threads: int):
     if not enabled:
         return None
-    # torch brings its own OpenMP runtime: its idle threads must sleep like ours (toolchain.py), or
-    # each runtime's spinning threads take the cores the other's team waits for (2 threads: a
-    # softmax took 8 ms for native and torch alike instead of 0.5-0.6).
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     try:
         import torch
     except ImportError:

@@ -28,7 +28,7 @@ ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112  # CBLAS enum values
 
 
 @functools.lru_cache(maxsize=1)
-def _blas_libraries() -> tuple:
+def blas_libraries() -> tuple:
     """The BLAS-like shared objects mapped into this process (NumPy's first), loaded with ctypes."""
     try:
         with open("/proc/self/maps") as f:
@@ -47,7 +47,7 @@ def _blas_libraries() -> tuple:
 @functools.lru_cache(maxsize=None)
 def gemm_entry(dtype) -> tuple | None:
     """``(address, C int type)`` of NumPy's ``cblas_?gemm`` for ``dtype``, or None (see NOTE: [gemm from C])."""
-    for library in _blas_libraries():
+    for library in blas_libraries():
         for symbol, int_type in GEMM_SYMBOLS.get(np.dtype(dtype), ()):
             function = getattr(library, symbol, None)
             if function is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import functools
 
-import numpy  # noqa: F401  (maps NumPy's BLAS into the process)
+from .blas import blas_libraries
 
 SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads", "openblas_set_num_threads64_",
            "openblas_set_num_threads", "MKL_Set_Num_Threads")
@@ -24,16 +24,7 @@ GETTERS = {"scipy_openblas_set_num_threads64_": "scipy_openblas_get_num_threads6
 @functools.lru_cache(maxsize=1)
 def _blas_entry_points() -> tuple:
     """(setter, getter) of NumPy's BLAS thread count, each None where not found."""
-    try:
-        with open("/proc/self/maps") as f:
-            paths = {line.split()[-1] for line in f if "blas" in line.lower() or "mkl" in line.lower()}
-    except OSError:
-        return None, None
-    for path in sorted(paths):
-        try:
-            library = ctypes.CDLL(path)
-        except OSError:
-            continue
+    for library in blas_libraries():
         for name in SETTERS:
             setter = getattr(library, name, None)
             if setter is not None:
