@@ -231,6 +231,43 @@ def test_an_in_place_op_on_a_value_an_earlier_op_saved_raises_like_eager(backend
         dl.compile(f, backend=backend)(x).sum().backward()
 
 
+def test_an_in_place_op_on_a_saved_result_raises_like_eager(backend):
+    # relu saves its result; changing it in place afterwards makes eager's backward raise
+    w = dl.randn(4, requires_grad=True)
+
+    def f(x):
+        y = (x * w).relu()
+        y.add_(1)
+        return y
+
+    x = dl.randn(4)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation") as expected:
+        f(x).sum().backward()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation") as got:
+        dl.compile(f, backend=backend)(x).sum().backward()
+    assert str(got.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("select", [lambda h: h.max(dim=1).values, lambda h: h.min(1)[0],
+                                    lambda h: h.sort(dim=1).values[:, :2], lambda h: h.topk(2, dim=1).values],
+                         ids=["max_dim", "min_dim", "sort", "topk"])
+def test_ops_whose_formula_reads_their_indices_have_a_compiled_backward(backend, select):
+    # their formulas read the int64 indices output (no gradient of its own) through ``result``
+    dl.manual_seed(0)
+    w = dl.randn(4, 6, requires_grad=True)
+    x = dl.randn(3, 4)
+
+    def f(x):
+        return (select(x @ w) * 2).sum()
+
+    f(x).backward()
+    expected, w.grad = w.grad.numpy().copy(), None
+    out = dl.compile(f, backend=backend)(x)
+    assert _grad_fn_name(out) == "CompiledFunctionBackward"
+    out.backward()
+    np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-6, atol=1e-6)
+
+
 def test_pointwise_values_are_recomputed_not_saved(monkeypatch):
     """NOTE: [recompute rule]: the MLP's backward saves the input, weights and the first
     linear's output; GELU's intermediates are recomputed."""

@@ -53,6 +53,7 @@ class TapeEntry:
     args: tuple
     kwargs: dict
     outputs: list       # a proxy per output, None for an output that carries no gradient
+    results: list       # every output as the formula's ``result`` sees it (indices too), or None if unsaved
     multi_output: bool
     slots: list         # (key, proxy) per tensor argument
     kept: set           # the argument names the formula saves (eager's ``_save_inputs`` rule)
@@ -172,9 +173,10 @@ class JointTracer:
             return self._record_plain(op, args, kwargs)
         result = self._record_plain(op, args, kwargs)
         multi = isinstance(result, (tuple, list))
+        raw = list(result if multi else (result,))
         # proxies of their own: user code may rebind the ones it holds (_record_functionalized)
         outputs = [ProxyTensor.create(o.node, TensorMeta.of(o)) if isinstance(o, ProxyTensor) and _differentiable(
-            TensorMeta.of(o)) else None for o in (result if multi else (result,))]
+            TensorMeta.of(o)) else None for o in raw]
         if not any(o is not None for o in outputs):
             return result
         for out in outputs:
@@ -183,7 +185,12 @@ class JointTracer:
         by_name = dict(zip(formula.params, args), **kwargs)
         kept = {name for name in set(formula.params) | set(kwargs) if is_saved_on_proxies(formula, name, by_name, self)}
         versions = [(t, t.node) for t in _tensors((args, kwargs)) if isinstance(t, ProxyTensor)]
-        self.tape.append(TapeEntry(formula, args, kwargs, outputs, multi, tensor_slots(args, kwargs), kept, versions))
+        results = None
+        if "result" in formula.saves:  # eager saves every output (an argmax's indices too) and checks its version
+            results = [own if own is not None else o for own, o in zip(outputs, raw)]
+            versions += [(o, o.node) for o in raw if isinstance(o, ProxyTensor)]
+        self.tape.append(TapeEntry(formula, args, kwargs, outputs, results, multi, tensor_slots(args, kwargs), kept,
+                                   versions))
         return result
 
     def _nodes(self, value):
@@ -235,9 +242,8 @@ class JointTracer:
             kwargs = {k: self._formula_argument(k, v, entry) for k, v in entry.kwargs.items()}
             args = [self._formula_argument(entry.formula.params[i] if i < len(entry.formula.params) else None, a, entry)
                     for i, a in enumerate(entry.args)]
-            if "result" in entry.formula.saves:
-                results = entry.outputs if entry.multi_output else entry.outputs[0]
-                kwargs["result"] = tuple(results) if entry.multi_output else results
+            if entry.results is not None:
+                kwargs["result"] = tuple(entry.results) if entry.multi_output else entry.results[0]
             out = entry.formula.formula(tuple(grad_outputs) if entry.multi_output else grad_outputs[0], *args, **kwargs)
             for key, tensor in entry.slots:
                 if tensor.node in self.requires_grad:
