@@ -74,8 +74,6 @@ def max_pool2d_backward_backward(grad, grad_output, input, kernel_size, stride, 
 def max_pool2d_with_indices_backward(grads, input, kernel_size, stride, padding=(0, 0), dilation=(1, 1), ceil_mode=False,
                                      result=None):
     geometry = (kernel_size, stride, padding, dilation, ceil_mode)
-    if result[1] is None:  # a joint graph passes only the differentiable results: find the maxima again
-        return OPS["max_pool2d_backward"](grads[0], input, *geometry)
     return OPS["max_pool2d_with_indices_backward"](grads[0], input, *geometry, result[1])
 
 
