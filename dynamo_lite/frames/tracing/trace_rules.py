@@ -26,7 +26,7 @@ _LIBRARY_DIRS = tuple(sorted({os.path.realpath(p) + os.sep for key in ("stdlib",
 _OWN_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep
 
 
-#: dynamo_lite modules whose functions are never inlined: a call to one is a graph break
+#: dynamo_lite modules (and packages) whose functions are never inlined: a call to one is a graph break
 #: (it runs eagerly, in program order), for the reason given.
 EAGER_MODULES = {
     "dynamo_lite.optim.lr_scheduler": "an lr scheduler runs eagerly: it counts its steps in Python ints, which a "
@@ -35,8 +35,11 @@ EAGER_MODULES = {
 
 
 def eager_reason(fn) -> str | None:
-    """Why calls to ``fn`` run eagerly instead of being inlined (None: they are inlined)."""
-    return EAGER_MODULES.get(getattr(fn, "__module__", None))
+    """Why calls to ``fn`` run eagerly instead of being inlined (None: they are inlined); a key of
+    ``EAGER_MODULES`` covers its submodules too."""
+    module = getattr(fn, "__module__", None) or ""
+    package = next((key for key in EAGER_MODULES if module == key or module.startswith(key + ".")), None)
+    return EAGER_MODULES.get(package)
 
 
 def rule_for_code(code) -> str:
