@@ -13,7 +13,7 @@ from .unary import erf_kernel, erfc_nonnegative
 
 __all__ = [
     "lerp", "hypot", "atan2", "arctan2", "fmod", "frac", "erfinv", "nan_to_num", "addcmul", "addcdiv",
-    "isclose", "allclose",
+    "isclose", "allclose", "equal",
 ]
 
 POINTWISE = ("pointwise",)
@@ -432,6 +432,18 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """
     _require_tensor("allclose", other, 2)
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other) -> bool:
+    """Whether both have the same size and the same elements (a Python bool: it reads the data, so
+    compiled code breaks the graph here). NaN equals nothing, as in ``==``.
+
+    Example:
+        >>> dl.equal(dl.tensor([1, 2]), dl.tensor([1.0, 2.0])), dl.equal(dl.ones(2), dl.ones(3))
+        (True, False)
+    """
+    _require_tensor("equal", other, 2)
+    return tuple(input.shape) == tuple(other.shape) and bool((input == other).all())
 
 
 def _inplace_method(name: str):

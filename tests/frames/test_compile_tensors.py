@@ -7,6 +7,7 @@ import pytest
 import dynamo_lite as dl
 from benchmarks.models import WORKLOADS
 from dynamo_lite import nn
+from dynamo_lite.frames.translate.debug import LINE_LIMIT, bytecode_diff
 from tests.helpers import assert_equal_values, assert_same, run_in_threads
 
 
@@ -181,6 +182,16 @@ def test_debug_mode_prints_bytecode_diff_graph_and_guards(capsys, backend):
     assert "bytecode diff" in err and "LOAD_CONST" in err
     assert "relu" in err
     assert "x: Tensor dtype=float32" in err
+
+
+def test_debug_bytecode_diff_cuts_a_huge_constant():
+    """A transformed frame can load a module's globals dict as a constant (rebuilding a nested
+    function at a break): the diff shows its start, not thousands of characters."""
+    source = "table = " + repr({f"key{i}": i for i in range(300)})
+    original, transformed = compile(source, "<huge>", "exec"), compile(source + "\nextra = 1", "<huge>", "exec")
+    lines = bytecode_diff(original, transformed).splitlines()
+    assert any("LOAD_CONST" in line and "key0" in line for line in lines)
+    assert max(map(len, lines)) <= LINE_LIMIT
 
 
 def test_explain_reports_reason_file_and_line():

@@ -31,6 +31,8 @@ _OWN_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os
 EAGER_MODULES = {
     "dynamo_lite.optim.lr_scheduler": "an lr scheduler runs eagerly: it counts its steps in Python ints, which a "
                                       "graph would take as constants (a recompile on every call)",
+    "dynamo_lite.autograd.function": "a custom autograd.Function runs eagerly: its apply builds the user's own "
+                                     "autograd node around forward, which a graph cannot hold",
 }
 
 

@@ -32,9 +32,13 @@ def bytecode_diff(original, transformed) -> str:
     return "\n".join(lines)
 
 
+LINE_LIMIT = 200  # a constant's repr (a module's globals dict ...) is cut here, not printed whole
+
+
 def _strip_addresses(lines: list) -> list:
-    """Drop ``at 0x...`` so that diffs compare instructions, not object addresses."""
-    return [re.sub(r" at 0x[0-9a-f]+", "", line) for line in lines]
+    """Drop ``at 0x...`` so that diffs compare instructions, not object addresses; cut overlong lines."""
+    lines = [re.sub(r" at 0x[0-9a-f]+", "", line) for line in lines]
+    return [line if len(line) <= LINE_LIMIT else line[:LINE_LIMIT - 5] + " ...)" for line in lines]
 
 
 def with_diffs(report: TranslationReport) -> TranslationReport:

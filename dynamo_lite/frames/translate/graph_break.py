@@ -183,7 +183,9 @@ class BreakPlan:
 
         def emit_args():
             for slot, (variable, kind) in enumerate(zip(below, layout)):
-                if kind != "null":
+                if kind == "iter":  # the items, which the prologue turns back into an iterator the translator sees through
+                    variable.reconstruct_items(cg)
+                elif kind != "null":
                     cg.reconstruct(self.passed_value(slot, variable))
             if lasti:  # where the interpreter's handler stack says the exception came from
                 cg.load_const(self.resume.offset_in(resume_code, self.original_index, fn.__code__))

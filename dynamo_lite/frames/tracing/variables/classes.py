@@ -9,7 +9,7 @@ from .containers import NamedTupleVariable
 from .exceptions import ExceptionVariable, is_plain_exception
 from .instances import construct, is_plain_class
 from .library import call_special, has_special_handling
-from .objects import ObjectVariable, _static_attr
+from .objects import ObjectVariable
 from .type_info import TYPE_INFO_CLASSES, make_type_info
 
 
@@ -32,9 +32,8 @@ class ClassVariable(ObjectVariable):
         raise Unsupported(f"creating an instance of {cls.__qualname__} inside the compiled region")
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        static = _static_attr(self.value, name)
-        if isinstance(static, (staticmethod, classmethod)):
-            return tx.wrap(getattr(self.value, name), None)
+        # (a classmethod read here is a new bound method each time: the builder guards its __func__
+        # and __self__, and a graph break can rebuild it from the class's source)
         return tx.wrap(getattr(self.value, name), AttrSource(self.source, name) if self.source is not None else None)
 
 

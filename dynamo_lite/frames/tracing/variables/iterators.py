@@ -84,12 +84,22 @@ class IteratorVariable(VariableTracker):
     def children(self) -> list:
         return self.items[self.index:]
 
-    def reconstruct(self, cg) -> None:
-        """The items not yet consumed, as a tuple (a resume function's prologue turns a
-        stack slot of layout "iter" back into an iterator)."""
+    def reconstruct_items(self, cg) -> None:
+        """What a resume function's stack slot of layout "iter" takes (its prologue applies
+        GET_ITER): the items not yet consumed as a tuple, which the translator of the resume
+        function sees through; an iterator live across the break (``frozen``) is itself."""
+        if self.live_across_breaks():
+            self.reconstruct(cg)
+            return
         for item in self.children():
             cg.reconstruct(item)
         cg.build(tuple, len(self.children()))
+
+    def reconstruct(self, cg) -> None:
+        """An iterator over the items not yet consumed, ``iter((...))``: a real iterator wherever
+        else the value goes (an argument of the call run at a break, such as a 3.11
+        comprehension's function, whose FOR_ITER needs one)."""
+        cg.call_const(iter, lambda: self.reconstruct_items(cg), 1)
 
 
 class ContainerIteratorVariable(IteratorVariable):
