@@ -55,6 +55,19 @@ def gemm_entry(dtype) -> tuple | None:
     return None
 
 
+def gemm_function(dtype):
+    """NumPy's ``cblas_?gemm`` for ``dtype`` as a ctypes function (array arguments as addresses), or None."""
+    entry = gemm_entry(dtype)
+    if entry is None:
+        return None
+    size = ctypes.c_int64 if entry[1] == "int64_t" else ctypes.c_int
+    scalar = ctypes.c_float if np.dtype(dtype) == np.float32 else ctypes.c_double
+    address, enum = ctypes.c_void_p, ctypes.c_int
+    prototype = ctypes.CFUNCTYPE(None, enum, enum, enum, size, size, size, scalar, address, size, address, size,
+                                 scalar, address, size)
+    return prototype(entry[0])
+
+
 def gemm_typedef(name: str, ctype: str, int_type: str) -> str:
     """A C typedef ``name`` of a CBLAS gemm pointer over ``ctype`` with ``int_type`` sizes."""
     i = int_type

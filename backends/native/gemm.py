@@ -20,27 +20,46 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from dynamo_lite.graph.node import Node
 
+from ..numpy.blocking import broadcast_strides
+from . import gemm_orientation
 from .blas import NO_TRANS, ROW_MAJOR, TRANS, gemm_entry, gemm_typedef
 from .c_ops import C_TYPES
 
 BLAS_MAX = 2 ** 31 - 1  # sizes and leading dimensions NumPy hands to BLAS
+TILE = 32  # columns of a transposed product written per pass over its rows
 
 
 @dataclass
 class GemmCall:
-    """One linear's kernel: operands ``[x, W, (b), out]`` and the geometry words of a shape."""
+    """One product's kernel: operands ``[a, b, (addend), out]`` and the geometry words of a shape."""
 
     node: object
     operands: list
     words: list
     ctype: str
     int_type: str
+    dtype: object  # the NumPy dtype of the scratch product
 
     @property
     def bias(self) -> bool:
         return len(self.operands) == 4
+
+    def scratch(self):
+        """The array the swapped product lands in (NOTE: [gemm orientation]); one element when unswapped."""
+        m, n = self.words[4:6]
+        return np.empty(m * n if self.words[1] else 1, self.dtype)
+
+
+def _call(node, entry, operands: list, addend_strides: tuple, words: list, values: dict) -> GemmCall:
+    """The call of ``node`` with its orientation chosen for its geometry ``words`` (of ``_product_words``)."""
+    m, n, k, _, _, _, trans_a, trans_b = words[:8]
+    out = values[node].dtype.numpy
+    swap = int(gemm_orientation.swapped(m, n, k, trans_a, trans_b, out))
+    return GemmCall(node, operands, [entry[0], swap, *addend_strides] + words, C_TYPES[out], entry[1], out)
 
 
 def _rows(sizes: tuple, strides: tuple):
@@ -105,17 +124,38 @@ def linear_call(node, values: dict) -> GemmCall | None:
     words = _product_words(folded[0], n, k, (folded[1], 1), (wv.strides[1], wv.strides[0]), (result[1], 1))
     if words is None:
         return None
-    words = [entry[0], values[b].strides[0] if b is not None else 0] + words
-    return GemmCall(node, [x, w] + ([b] if b is not None else []) + [node], words, C_TYPES[out.dtype.numpy], entry[1])
+    addend = (0, 0) if b is None else broadcast_strides((1, n), tuple(values[b].sizes), tuple(values[b].strides))
+    return _call(node, entry, [x, w] + ([b] if b is not None else []) + [node], addend, words, values)
 
 
 def matmul_call(node, values: dict) -> GemmCall | None:
-    """The kernel of a ``matmul`` node: eager folds an N-D ``a`` times a matrix into rows, and runs
-    equal batch dims one gemm each (NumPy's loop); broadcast batches and vectors keep the registry kernel."""
+    """The kernel of a ``matmul`` (or ``mm``, ``bmm``) node: eager folds an N-D ``a`` times a matrix into rows,
+    and runs equal batch dims one gemm each (NumPy's loop); broadcast batches and vectors keep the registry kernel."""
     if len(node.args) != 2:
         return None
-    entry = _operands(node, values, 2)
-    a, b = node.args
+    words = _matmul_words(node, values, *node.args)
+    return None if words is None else _call(node, words[0], [*node.args, node], (0, 0), words[1], values)
+
+
+def addmm_call(node, values: dict) -> GemmCall | None:
+    """The kernel of ``addmm(input, mat1, mat2)`` (beta and alpha 1): eager's product, then ``+ input``
+    broadcast to it, as linear's bias."""
+    if len(node.args) != 3 or not isinstance(node.args[0], Node):
+        return None
+    addend, mat1, mat2 = node.args
+    av, out = values[addend], values[node]
+    if not av.is_tensor or av.dtype is not out.dtype or len(av.sizes) > 2:
+        return None
+    words = _matmul_words(node, values, mat1, mat2)
+    if words is None:
+        return None
+    strides = broadcast_strides(tuple(out.sizes), tuple(av.sizes), tuple(av.strides))
+    return _call(node, words[0], [mat1, mat2, addend, node], strides, words[1], values)
+
+
+def _matmul_words(node, values: dict, a, b) -> tuple | None:
+    """``(gemm entry, product words)`` of ``a @ b`` into ``node``'s value, or None (see ``matmul_call``)."""
+    entry = _operands(node, values, len(node.args))
     av, bv, out = values[a], values[b], values[node]
     if entry is None or len(av.sizes) < 2 or len(bv.sizes) < 2:
         return None
@@ -139,20 +179,23 @@ def matmul_call(node, values: dict) -> GemmCall | None:
         batch = words[9:]
         if av.offset == bv.offset or any(batch[i + 1] != batch[i + 2] for i in range(0, len(batch), 4)):
             return None
-    return GemmCall(node, [a, b, node], [entry[0], 0] + words, C_TYPES[out.dtype.numpy], entry[1])
+    return entry, words
 
 
 def gemm_source(name: str, call: GemmCall) -> str:
     """The C function ``name(const int64_t* g, int threads, char* p...)`` of ``call``: one gemm per batch
-    (NOTE: [native linear]); geometry ``g``: gemm address, bias stride, M, N, K, lda, ldb, ldc, the two
-    transposes, the batch rank, then per batch dim its size and the three operands' strides."""
+    (NOTE: [native linear]) in the orientation ``g[1]`` says (NOTE: [gemm orientation]); geometry ``g``:
+    gemm address, swap, the addend's two strides, M, N, K, lda, ldb, ldc, the two transposes, the batch
+    rank, then per batch dim its size and the three operands' strides."""
     t = call.ctype
     pointers = len(call.operands)
+    addend = f"(const {t}*)p2" if call.bias else "0"
     lines = [gemm_typedef(f"{name}_gemm_t", t, call.int_type),
-             f"void {name}(const int64_t* g, int threads, {', '.join(f'char* p{k}' for k in range(pointers))}) {{",
+             f"void {name}(const int64_t* g, int threads, {', '.join(f'char* p{k}' for k in range(pointers + 1))}) {{",
              f"  {name}_gemm_t gemm = ({name}_gemm_t)(intptr_t)g[0];",
-             "  const int64_t M = g[2], N = g[3], K = g[4], ldc = g[7], rank = g[10];",
-             "  const int64_t* batch = g + 11;",
+             "  const int64_t M = g[4], N = g[5], K = g[6], ldc = g[9], rank = g[12];",
+             "  const int64_t* batch = g + 13;",
+             f"  {t}* scratch = ({t}*)p{pointers};",
              "  int64_t count = 1;",
              "  for (int64_t d = 0; d < rank; d++) count *= batch[4 * d];",
              "  (void)threads;",
@@ -163,13 +206,42 @@ def gemm_source(name: str, call: GemmCall) -> str:
              "      rest /= batch[4 * d];",
              "      a += at * batch[4 * d + 1], b += at * batch[4 * d + 2], o += at * batch[4 * d + 3];",
              "    }",
+             f"    const {t}* A = (const {t}*)p0 + a;",
+             f"    const {t}* B = (const {t}*)p1 + b;",
              f"    {t}* out = ({t}*)p{pointers - 1} + o;",
-             f"    gemm({ROW_MAJOR}, (int)g[8], (int)g[9], M, N, K, ({t})1, (const {t}*)p0 + a, g[5], "
-             f"(const {t}*)p1 + b, g[6], ({t})0, out, ldc);"]
+             "    if (g[1]) {  /* out^T = B^T A^T into scratch (N rows of M), then out = its transpose (+ addend) */",
+             f"      gemm({ROW_MAJOR}, {NO_TRANS + TRANS} - (int)g[11], {NO_TRANS + TRANS} - (int)g[10], N, M, K, ({t})1, "
+             f"B, g[8], A, g[7], ({t})0, scratch, M);",
+             f"      {name}_transposed(M, N, scratch, out, ldc, {addend}, g[2], g[3]);",
+             "    } else {",
+             f"      gemm({ROW_MAJOR}, (int)g[10], (int)g[11], M, N, K, ({t})1, A, g[7], B, g[8], ({t})0, out, ldc);"]
     if call.bias:
-        lines += [f"    const {t}* bias = (const {t}*)p2;",
-                  "    for (int64_t m = 0; m < M; m++) {",
-                  f"      {t}* row = out + m * ldc;",
-                  "      for (int64_t n = 0; n < N; n++) row[n] = row[n] + bias[n * g[1]];",
-                  "    }"]
-    return "\n".join(lines + ["  }", "}"])
+        lines += [f"      const {t}* addend = {addend};",
+                  "      for (int64_t m = 0; m < M; m++) {",
+                  f"        {t}* row = out + m * ldc;",
+                  f"        const {t}* add = addend + m * g[2];",
+                  "        for (int64_t n = 0; n < N; n++) row[n] = row[n] + add[n * g[3]];",
+                  "      }"]
+    lines += ["    }", "  }", "}"]
+    return _transposed_source(name, t) + "\n\n" + "\n".join(lines)
+
+
+def _transposed_source(name: str, t: str) -> str:
+    """C ``name_transposed``: ``out[m, n] = s[n, m] (+ addend[m, n])`` in tiles of TILE columns (the TILE rows
+    of ``s`` each tile reads stay in L1 while its output rows are written left to right)."""
+    return "\n".join([
+        f"static void {name}_transposed(int64_t M, int64_t N, const {t}* s, {t}* out, int64_t ldc, const {t}* addend,"
+        " int64_t add_m, int64_t add_n) {",
+        f"  for (int64_t n0 = 0; n0 < N; n0 += {TILE}) {{",
+        f"    const int64_t n1 = n0 + {TILE} < N ? n0 + {TILE} : N;",
+        "    for (int64_t m = 0; m < M; m++) {",
+        f"      {t}* row = out + m * ldc;",
+        "      if (addend) {",
+        f"        const {t}* add = addend + m * add_m;",
+        "        for (int64_t n = n0; n < n1; n++) row[n] = s[n * M + m] + add[n * add_n];",
+        "      } else {",
+        "        for (int64_t n = n0; n < n1; n++) row[n] = s[n * M + m];",
+        "      }",
+        "    }",
+        "  }",
+        "}"])

@@ -18,7 +18,7 @@ from .c_ops import HELPERS, lowerable, math_declarations
 from .calls import KernelCalls
 from .conv_ops import conv2d_product
 from .copies import copy_call, copy_source
-from .gemm import gemm_source, linear_call, matmul_call
+from .gemm import addmm_call, gemm_source, linear_call, matmul_call
 from .image_grads import IMAGE_OPS, image_call, image_source
 from .kernel import group_geometry, group_source
 from .row_ops import parse_row_call
@@ -28,7 +28,8 @@ PREAMBLE = "#include <stdint.h>\n#include <math.h>\n" + math_declarations() + "\
 # Ops computed by one C kernel each, by target name:
 # (the call at some values or None, its C source, its kind in calls.LEADING).
 NODE_KERNELS = {"linear": (linear_call, gemm_source, "gemm"), "matmul": (matmul_call, gemm_source, "gemm"),
-                "clone": (copy_call, copy_source, "group")}
+                "mm": (matmul_call, gemm_source, "gemm"), "bmm": (matmul_call, gemm_source, "gemm"),
+                "addmm": (addmm_call, gemm_source, "gemm"), "clone": (copy_call, copy_source, "group")}
 
 
 class NativeLowering:
@@ -170,8 +171,9 @@ class NativeLowering:
         value = builder.values[node]
         if value.root.kind == "fresh":
             builder.allocate_fresh(value)
+        scratch = None if not hasattr(call, "scratch") else lambda shape: parse(node, shape.values).scratch()
         self.calls.add(builder, kind, lambda name: make_source(name, call), [node], call.operands,
-                        lambda shape: parse(node, shape.values).words)
+                        lambda shape: parse(node, shape.values).words, scratch)
         return True
 
     def _emit_image(self, builder, node) -> bool:

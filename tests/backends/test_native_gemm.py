@@ -1,0 +1,135 @@
+"""Native gemm kernels in either orientation (NOTE: [gemm orientation]): eager's bits, layout and strides."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dynamo_lite as dl
+from dynamo_lite.backends.native import gemm_orientation
+from dynamo_lite.backends.native.blas import NO_TRANS, ROW_MAJOR, TRANS, gemm_function
+from tests.backends.native_cases import Recording, needs_compiler
+from tests.helpers import assert_equal_values
+
+F = dl.nn.functional
+# (M, N, K): odd sizes, K past OpenBLAS's K blocking (1000, 2500), one row or column, wide and tall.
+SHAPES = [(2, 3, 5), (7, 13, 1000), (1, 300, 129), (300, 1, 129), (64, 1024, 1024), (3, 517, 2500),
+          (129, 33, 257), (16, 4099, 64), (1000, 17, 31), (97, 97, 2500), (8, 2, 1), (250, 600, 700)]
+
+
+def _gemm_both_ways(gemm, dtype, m, n, k, a_transposed, b_transposed, pad):
+    """Eager's gemm of ``a (m, k) @ b (k, n)`` and the swapped one's result transposed back."""
+    rng = np.random.default_rng(m * 1009 + n * 31 + k)
+    # Stored transposed or not, with leading dimensions ``pad`` past the sizes.
+    a_store = rng.standard_normal((k, m + pad) if a_transposed else (m, k + pad)).astype(dtype)
+    b_store = rng.standard_normal((n, k + pad) if b_transposed else (k, n + pad)).astype(dtype)
+    a_store.flat[:: 7] = rng.standard_normal(a_store.flat[:: 7].size).astype(dtype) * 1e6  # wide exponent range
+    lda, ldb = a_store.shape[1], b_store.shape[1]
+    ta, tb = (TRANS if a_transposed else NO_TRANS), (TRANS if b_transposed else NO_TRANS)
+    out, out_t = np.empty((m, n), dtype), np.empty((n, m), dtype)
+    a, b = a_store.ctypes.data, b_store.ctypes.data
+    gemm(ROW_MAJOR, ta, tb, m, n, k, 1, a, lda, b, ldb, 0, out.ctypes.data, n)
+    gemm(ROW_MAJOR, NO_TRANS + TRANS - tb, NO_TRANS + TRANS - ta, n, m, k, 1, b, ldb, a, lda, 0, out_t.ctypes.data, m)
+    return out, out_t.T
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_swapped_gemm_has_eagers_bits(threads):
+    # Every (dtype, transposes) the kernels swap: NOTE: [gemm orientation] says why NN, TT and float64 never do.
+    before = dl.get_num_threads()
+    dl.set_num_threads(threads)  # NumPy's BLAS too
+    try:
+        for dtype, layouts in gemm_orientation.BIT_EQUAL_WHEN_SWAPPED.items():
+            gemm = gemm_function(dtype)
+            for (m, n, k), pad in zip(SHAPES, [0, 3, 1] * len(SHAPES)):
+                for trans_a, trans_b in layouts:
+                    eager, swapped = _gemm_both_ways(gemm, dtype, m, n, k, trans_a == TRANS, trans_b == TRANS, pad)
+                    assert np.array_equal(eager, swapped), (dtype, m, n, k, trans_a, trans_b, pad)
+    finally:
+        dl.set_num_threads(before)
+
+
+@pytest.fixture
+def always_swapped(monkeypatch):
+    """Every gemm kernel whose swap keeps eager's bits swaps; the products it does are recorded."""
+    done, swapped = [], gemm_orientation.swapped
+
+    def recorded(m, n, k, trans_a, trans_b, dtype):
+        if swapped(m, n, k, trans_a, trans_b, dtype):
+            done.append((m, n, k))
+            return True
+        return False
+
+    monkeypatch.setattr(gemm_orientation, "faster_swapped", lambda m, n, k, dtype: True)
+    monkeypatch.setattr(gemm_orientation, "swapped", recorded)
+    return done
+
+
+def products(x, w, b, a3, b3, c):
+    """Every product the gemm kernel takes: linear, mm, bmm, matmul, addmm, strided and transposed operands."""
+    rows = x[:, :, 1:]  # evenly strided rows, lda > K
+    return (F.linear(rows, w, b), F.linear(rows, w, b[:1]), F.linear(rows * 2, w[:, :]), rows[0].mm(w.t()),
+            w.mm(rows[1].t()), dl.bmm(a3, b3), a3.transpose(1, 2) @ c, dl.addmm(b, rows[0], w.t()),
+            dl.addmm(c[0, :, :1], rows[1].t().t(), w.t()), dl.addmm(rows[0] @ w.t(), rows[1], w.t()))
+
+
+def product_inputs(dtype, m=5, n=9, k=11):
+    dl.manual_seed(0)
+    x = dl.randn(2, m, k + 1, dtype=dtype)
+    x[1, 2, 3] = float("nan")
+    w, b = dl.randn(n, k, dtype=dtype), dl.randn(n, dtype=dtype)
+    w[4, 5] = float("inf")
+    return x, w, b, dl.randn(3, m, k, dtype=dtype), dl.randn(3, k, n, dtype=dtype), dl.randn(3, m, n, dtype=dtype)
+
+
+@needs_compiler
+@pytest.mark.parametrize("dtype", [dl.float32, dl.float64])
+def test_swapped_kernels_equal_eager(always_swapped, dtype):
+    args = product_inputs(dtype)
+    recording = Recording()
+    with np.errstate(all="ignore"):
+        expected, actual = products(*args), dl.compile(products, backend=recording)(*args)
+    for a, e in zip(actual, expected):
+        assert a.stride() == e.stride() and a.dtype == e.dtype
+    assert_equal_values(actual, expected, rtol=0, atol=0)
+    assert recording.count("gemm") == 11, recording.codes  # products, and the matmul inside the last addmm
+    # float32's NT and TN products swap (linear, mm, addmm, the transposed matmul; bmm's NN does not), float64's never.
+    swapped = {(10, 9, 11), (5, 9, 11), (9, 5, 11), (11, 9, 5)} if dtype is dl.float32 else set()
+    assert set(always_swapped) == swapped
+
+
+@needs_compiler
+def test_sizes_read_at_run_time_choose_their_orientation():
+    # One graph with symbolic sizes: a short wide product swaps, a tall one does not; both eager's bits.
+    def f(x, w, b):
+        return F.linear(x, w, b).relu()
+
+    recording = Recording()
+    compiled = dl.compile(f, backend=recording, dynamic=True)
+    dl.manual_seed(3)
+    for m, n, k in [(8, 1024, 256), (600, 64, 128), (17, 300, 1000)]:
+        x, w, b = dl.randn(m, k), dl.randn(n, k), dl.randn(n)
+        assert_equal_values(compiled(x, w, b), f(x, w, b), rtol=0, atol=0)
+    assert len(recording.codes) == 1 and recording.count("gemm") == 1, recording.codes
+
+
+def test_the_rule_swaps_short_wide_float32_products_only():
+    nt, nn = (NO_TRANS, TRANS), (NO_TRANS, NO_TRANS)
+    assert gemm_orientation.swapped(64, 1024, 1024, *nt, np.float32)  # mlp's hidden layer
+    assert gemm_orientation.swapped(64, 2048, 512, *nt, np.float32)  # lstm_cell's gates
+    assert not gemm_orientation.swapped(64, 2048, 512, *nn, np.float32)  # NN: other bits swapped
+    assert not gemm_orientation.swapped(1024, 768, 256, *nt, np.float32)  # tall: slower swapped
+    assert not gemm_orientation.swapped(64, 1024, 32, *nt, np.float32)  # small K: the transpose eats the gain
+    assert not gemm_orientation.swapped(64, 1024, 1024, *nt, np.float64)
+
+
+@needs_compiler
+def test_linear_broadcasts_a_one_element_bias():
+    # A (1,) bias broadcasts over the output's columns (the kernel read it as N elements before).
+    def f(x, w, b):
+        return F.linear(x, w, b)
+
+    dl.manual_seed(2)
+    x, w, b = dl.randn(4, 8), dl.randn(6, 8), dl.randn(1)
+    recording = Recording()
+    assert_equal_values(dl.compile(f, backend=recording)(x, w, b), f(x, w, b), rtol=0, atol=0)
+    assert recording.count("gemm") == 1
