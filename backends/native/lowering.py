@@ -16,6 +16,8 @@ import numpy as np
 
 from .c_ops import HELPERS, lowerable, math_declarations
 from .calls import KernelCalls
+from .conv_direct import direct_source
+from .conv_fusion import conv_epilogues, direct_call, direct_words
 from .conv_ops import conv2d_product
 from .copies import copy_call, copy_source
 from .gemm import addmm_call, gemm_source, linear_call, matmul_call
@@ -45,6 +47,8 @@ class NativeLowering:
         self.calls = KernelCalls(threads)  # of the function being generated
         self.prologues: dict = {}  # id(FusionGroup) -> the row op or max_pool2d computing it per element
         self._prologue_plans: dict = {}  # that op -> the GroupPlan of its prologue
+        self.epilogues: dict = {}  # conv2d run as a direct convolution -> its ConvEpilogue (NOTE: [conv2d epilogues])
+        self._epilogue_of: dict = {}  # a node of an epilogue -> its conv2d
         self.built_source = ""  # the C source of the last function built (shown by debug mode)
 
     # -- hooks called by the NumPy backend's generate ------------------------------------------
@@ -52,10 +56,14 @@ class NativeLowering:
         """``{member: row op}`` for every fused group a row kernel computes as its prologue."""
         self.prologues, self._prologue_plans = {}, {}
         graph_mutates = any("inplace" in getattr(n.target, "tags", ()) for n in values if n.op == "call_function")
+        self.epilogues = conv_epilogues(groups, values, fuse=not graph_mutates)
+        self._epilogue_of = {n: conv for conv, epilogue in self.epilogues.items() for n in epilogue.nodes}
+        moved = dict(self._epilogue_of)
         if graph_mutates:  # the group would run later than scheduled: a mutation in between would show
-            return {}
-        moved = {}
+            return moved
         for group in groups:
+            if group.nodes[0] in moved:
+                continue
             reader = _prologue_reader(group, values)
             if reader is not None:
                 self.prologues[id(group)] = reader
@@ -68,7 +76,9 @@ class NativeLowering:
         kernels = {}
         for group in groups:
             reader = self.prologues.get(id(group))
-            if reader is not None:
+            if group.nodes[0] in self._epilogue_of:
+                kernels[group] = ("epilogue of", self._epilogue_of[group.nodes[0]].name)
+            elif reader is not None:
                 kernels[group] = ("prologue of", reader.name)
             elif self._lowers(group, values):
                 plan = _GroupOnly(group, values)
@@ -76,6 +86,12 @@ class NativeLowering:
                 kernels[group] = group_source("k", plan, operands, [s[-1] for s in strides])
         relocated = {reader: group for group in groups for reader in [self.prologues.get(id(group))] if reader}
         for node in values:
+            if node in self._epilogue_of:
+                kernels[node] = ("epilogue of", self._epilogue_of[node].name)
+                continue
+            if node in self.epilogues:
+                kernels[node] = direct_source("k", direct_call(node, values, self.epilogues[node]))
+                continue
             kernel = NODE_KERNELS.get(getattr(node.target, "name", None)) if node.op == "call_function" else None
             if kernel is not None:
                 call = kernel[0](node, values)
@@ -115,6 +131,8 @@ class NativeLowering:
 
     def _emit_group(self, builder, plan) -> bool:
         group, values = plan.group, builder.values
+        if group.nodes[0] in self._epilogue_of:
+            return self._computed_by_conv(builder, group.nodes)
         reader = self.prologues.get(id(group))
         if reader is not None:
             self._prologue_plans[reader] = plan
@@ -137,6 +155,10 @@ class NativeLowering:
 
     def _emit_node(self, builder, node) -> bool:
         name = getattr(node.target, "name", None)  # size arithmetic nodes call plain functions
+        if node in self._epilogue_of:
+            return self._computed_by_conv(builder, [node])
+        if node in self.epilogues:
+            return self._emit_direct_conv(builder, node)
         if name in NODE_KERNELS:
             return self._emit_node_kernel(builder, node, *NODE_KERNELS[name])
         if name in IMAGE_OPS:
@@ -202,6 +224,28 @@ class NativeLowering:
             out = builder.array_of(value)
             builder.emit(f"{builder.bind(conv2d_product, 'conv2d_product')}({block}[2][{index}], {', '.join(arrays)}, {out})")
             self.calls.close()
+        return True
+
+    def _computed_by_conv(self, builder, nodes: list) -> bool:
+        builder.emit(f"# {', '.join(n.name for n in nodes)}: computed inside {self._epilogue_of[nodes[0]].name}'s kernel")
+        return True
+
+    def _emit_direct_conv(self, builder, node) -> bool:
+        """A conv2d and its epilogue as one direct convolution kernel (NOTE: [conv2d epilogues])."""
+        epilogue = self.epilogues[node]
+        call = direct_call(node, builder.values, epilogue)
+        written = [builder.values[n] for n in call.operands[-2 if call.keep else -1:]]
+        for value in written:
+            if value.root.kind == "fresh":
+                builder.allocate_fresh(value)
+        dtype = written[0].dtype.numpy
+
+        def scratch(shape):
+            n, _, h, w = shape.values[node.args[0]].sizes
+            return np.empty(call.scratch_elements(n, h, w), dtype)
+
+        self.calls.add(builder, "image", lambda name: direct_source(name, call), [node] + epilogue.nodes, call.operands,
+                       lambda shape: direct_words(call, shape.values), scratch)
         return True
 
     def finish(self, builder) -> None:
