@@ -10,7 +10,8 @@ with each next one (NaN wins, as ``np.maximum``), a tap in the padding reading -
 output ``(N*OH*OW, KH*KW*C)``), a tap in the padding reading 0; the product and the bias
 are eager's gemm calls made from C (NOTE: [gemm from C]) or eager's NumPy calls, so the
 result has eager's bits. Other cases (groups, other dtypes, an output in neither layout)
-keep the registry kernel.
+keep the registry kernel. A conv2d with enough output channels runs the direct kernel
+instead (NOTE: [conv2d epilogues] in conv_fusion.py): ``image_call`` is asked only for the others.
 """
 from __future__ import annotations
 
