@@ -240,7 +240,7 @@ def _main_function(name: str, call: DirectConv, shapes: list) -> list:
         f"      if (xc == 1 && xw == {c}) {{ for (int64_t k = 0; k < W * {c}; k++) inner[k] = src[k]; }}",
         f"      else for (int64_t c = 0; c < {c}; c++) for (int64_t w = 0; w < W; w++) inner[w * {c} + c] = src[c * xc + w * xw];",
         "    }",
-        "    #pragma omp for schedule(static)",
+        "    #pragma omp for schedule(dynamic, 4)",  # a descheduled thread's rows go to the others
         f"    for (int64_t task = 0; task < N * {blocks} * PH; task++) {{",
         f"      const int64_t n = task / ({blocks} * PH), b0 = task / PH % {blocks} * {ob}, pr = task % PH;",
         f"      const {t}* xrow = xs + n * image + pr * {kp * sh} * rs;",
@@ -263,12 +263,13 @@ def _raw_store(name: str, t: str, rows: int) -> list:
     return [
         f"static inline void {name}_raw({t}* c0, const {t}* raw, int64_t col0, int64_t cols, int64_t lanes, int64_t width, "
         "int64_t cc, int64_t chs, int64_t cws) {",
-        f"  const int64_t rows = {rows};",
-        "  if (cc == 1) {",
-        "    for (int64_t p = 0; p < rows * cols; p++) for (int64_t l = 0; l < lanes; l++)",
-        "      c0[p / cols * chs + (col0 + p % cols) * cws + l] = raw[p * width + l];",
-        "  } else {",
-        "    for (int64_t l = 0; l < lanes; l++) for (int64_t p = 0; p < rows * cols; p++)",
-        "      c0[l * cc + p / cols * chs + (col0 + p % cols) * cws] = raw[p * width + l];",
+        f"  for (int64_t r = 0; r < {rows}; r++) {{",
+        f"    {t}* restrict dst = c0 + r * chs + col0 * cws;",
+        f"    const {t}* restrict src = raw + r * cols * width;",
+        "    if (cc == 1) {",
+        "      for (int64_t p = 0; p < cols; p++) for (int64_t l = 0; l < lanes; l++) dst[p * cws + l] = src[p * width + l];",
+        "    } else {",
+        "      for (int64_t l = 0; l < lanes; l++) for (int64_t p = 0; p < cols; p++) dst[l * cc + p * cws] = src[p * width + l];",
+        "    }",
         "  }",
         "}"]
