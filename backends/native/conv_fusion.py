@@ -7,8 +7,9 @@ computed with both by one kernel (NOTE: [direct conv2d]): neither the conv2d's n
 relu's result is ever written, and the lowering runs the group and the pooling at the
 conv2d's step (``ConvEpilogue.nodes``). Any prefix of that chain fuses the same way (a
 conv2d then relu; a conv2d then max_pool2d). A conv2d the direct kernel does not take
-(groups, an integer dtype, too few output channels to fill a vector, sizes that are
-not integers) keeps the gather and eager's gemm (NOTE: [native image ops]).
+(groups, an integer dtype, fewer output channels than half a vector, weight sizes that are
+not integers, a staged input over ``MAX_STAGED_BYTES``) keeps the gather and eager's gemm
+(NOTE: [native image ops]).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from .conv_direct import MAX_POOL_KERNEL, DirectConv
 from .image_ops import PARSERS
 
 FLOATS = ("float", "double")
+MAX_STAGED_BYTES = 64 << 20  # the zero-padded copy of a whole batch the kernel stages
 
 
 @dataclass
@@ -92,7 +94,9 @@ def direct_call(node: Node, values: dict, epilogue: ConvEpilogue | None = None) 
     operands = read + ([node] if epilogue.keep else []) + [epilogue.result(node)]
     call = DirectConv(node, operands, constants, channels, ctype, pool, epilogue.relu is not None, bias is not None,
                       epilogue.keep)
-    return call if channels[0] >= call.lanes // 2 else None
+    n, _, h, w = values[x].sizes
+    staged = call.scratch_elements(n, h, w) * result.dtype.itemsize
+    return call if channels[0] >= call.lanes // 2 and staged <= MAX_STAGED_BYTES else None
 
 
 def direct_words(call: DirectConv, values: dict) -> list:

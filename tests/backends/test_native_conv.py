@@ -183,3 +183,14 @@ def test_other_convolutions_keep_their_kernels():
     actual, recording = run_compiled(few, x, w[:3], b[:3])
     np.testing.assert_array_equal(actual.numpy(), few(x, w[:3], b[:3]).numpy())
     assert "gemm(" in recording.codes[0] and kernel_lines(recording)[1].endswith("relu, max_pool2d")
+
+
+@needs_compiler
+def test_a_batch_too_large_to_stage_keeps_the_gather_and_gemm(monkeypatch):
+    from dynamo_lite.backends.native import conv_fusion
+    fn = epilogue_fn(1, 1, 1, True, 2)
+    x, w, b = inputs(2, 3, 8, (8, 8), (3, 3), NCHW, dl.float32)
+    monkeypatch.setattr(conv_fusion, "MAX_STAGED_BYTES", 2 * 3 * 10 * 10 * 4)  # the weights no longer fit
+    actual, recording = run_compiled(fn, x, w, b)
+    np.testing.assert_array_equal(actual.numpy(), fn(x, w, b).numpy())
+    assert "gemm(" in recording.codes[0] and kernel_lines(recording)[1].endswith("relu, max_pool2d")
