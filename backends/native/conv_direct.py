@@ -138,12 +138,13 @@ def _tile_function(name: str, call: DirectConv, ob: int, q: int) -> list:
     epilogue = []
     for qq in range(q):
         for b in range(ob):
-            window = [pixels.index((r, qq * kp + s)) for r in range(kp) for s in range(kp)]
-            value = [f"{acc[p, b]} + bias{b}" for p in window]
-            if call.relu:
-                value = [f"{name}_relu({e})" for e in value]
-            epilogue.append(f"  m = {value[0]};")
-            epilogue += [f"  m = {name}_max(m, {e});" for e in value[1:]]
+            # The window's maximum before the bias and relu: rounding is monotonic, so max(fl(a + b), fl(c + b))
+            # is fl(max(a, c) + b), and the relu of the maximum is the maximum of the relus (NaN kept by both).
+            window = [acc[pixels.index((r, qq * kp + s)), b] for r in range(kp) for s in range(kp)]
+            epilogue.append(f"  m = {window[0]};")
+            epilogue += [f"  m = {name}_max(m, {e});" for e in window[1:]]
+            epilogue.append(f"  m = m + bias{b};")
+            epilogue += [f"  m = {name}_relu(m);"] if call.relu else []
             epilogue.append(f"  {name}_st(res + {qq * ob * v + b * v}, m);")
     raw = [f"  {name}_st(raw + {p * ob * v + b * v}, {acc[p, b]} + bias{b});"
            for p in range(len(pixels)) for b in range(ob)] if call.keep else []
