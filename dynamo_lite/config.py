@@ -47,6 +47,9 @@ def _apply_logs(enabled: frozenset) -> None:
         level = logging.DEBUG if name in enabled else logging.NOTSET
         logging.getLogger(f"{_ROOT_LOGGER}.{name}").setLevel(level)
     root = logging.getLogger(_ROOT_LOGGER)
+    # Components that are off (and the package's other loggers) stay quiet even when the program's
+    # own logging shows INFO or DEBUG: compiling must not change what a program prints.
+    root.setLevel(logging.WARNING)
     # Print to stderr unless the program configured logging itself (then records propagate there).
     has_own = any(getattr(h, "dynamo_lite_handler", False) for h in root.handlers)
     if enabled and not has_own and not logging.getLogger().handlers:
