@@ -6,13 +6,15 @@ output channels (``V`` lanes each, 32-byte vectors) times the conv2d pixels of `
 pooled outputs (``KP x KP`` conv pixels each; ``KP`` is 1 without a pooling). For every
 tap and input channel it loads the weights of the tile's channels once and multiplies
 them by each pixel's input value (one broadcast), ``OB * Q * KP * KP`` fused multiply-adds.
-The input is first staged per image into a zero-padded ``(H+2PH, W+2PW, C)`` copy (any
-input strides; the padding's taps read 0, as eager's gather writes them), the weights
-into ``(KH, KW, C, O)`` with ``O`` rounded up to whole vectors by zeros; so the inner
-loop has no bounds checks and no layout cases. At the end of a tile the bias is added,
-the relu applied (NaN kept, as eager's) and the pooling window's maximum taken in eager's
-order (the first tap, then ``maximum`` with each next: NaN wins); the un-pooled tensor is
-never written. Stores follow the output's strides (NCHW or channels_last alike).
+The batch is first staged into a zero-padded ``(N, H+2PH, W+2PW, C)`` copy (any input
+strides; the padding's taps read 0, as eager's gather writes them), the weights into
+``(KH, KW, C, O)`` with ``O`` rounded up to whole vectors by zeros; so the inner loop
+has no bounds checks and no layout cases. At the end of a tile the bias is added, each
+pooling window's maximum taken (eager's ``maximum``: NaN wins), then the relu applied
+(NaN kept, as eager's): the relu of a maximum is the maximum of the relus, NaN and signed
+zeros included. (The bias cannot wait for the maximum: ``-inf + inf`` is NaN where
+``max(-inf, c) + inf`` is not.) The un-pooled tensor is written only when something else
+reads it (``keep``). Stores follow the output's strides (NCHW or channels_last alike).
 
 Numerics: the products are summed tap by tap, channel by channel, in fused multiply-adds,
 where eager's gemm sums the same ``C*KH*KW`` products in BLAS's blocked order: the bits
@@ -31,7 +33,9 @@ from .kernel import PARALLEL_MIN_ELEMENTS
 VECTOR_BYTES = 32
 BUDGETS = (("defined(__AVX512F__)", 16), ("1", 12))  # accumulator vectors by target, first match wins
 FMA_INTRINSICS = {"float": ("_mm256_fmadd_ps", "__m256", "int32_t"), "double": ("_mm256_fmadd_pd", "__m256d", "int64_t")}
-MAX_BLOCK = 2  # output vectors per tile: 2 x 8 pixels ran conv2d (32, 16, 16, 16) -> 32 in 0.79 ms, 4 x 4 in 0.99
+# Output vectors per tile. conv2d (32, 16, 16, 16) -> 32 + relu + pool 2, 1 thread, ms of CPU: 2 x 8 pixels 0.79,
+# 4 x 4 pixels 1.38, 2 x 12 pixels (a budget of 24) 0.90; 64-byte vectors 0.77, but 0.47 instead of 0.40 for 3 -> 16.
+MAX_BLOCK = 2
 MAX_POOL_KERNEL = 3  # a wider pooling window keeps its own kernel (its accumulators would not fit)
 
 
@@ -138,12 +142,10 @@ def _tile_function(name: str, call: DirectConv, ob: int, q: int) -> list:
     epilogue = []
     for qq in range(q):
         for b in range(ob):
-            # The window's maximum before the bias and relu: rounding is monotonic, so max(fl(a + b), fl(c + b))
-            # is fl(max(a, c) + b), and the relu of the maximum is the maximum of the relus (NaN kept by both).
-            window = [acc[pixels.index((r, qq * kp + s)), b] for r in range(kp) for s in range(kp)]
+            # The relu after the window's maximum: the maximum of the relus (NOTE: [direct conv2d]).
+            window = [f"{acc[pixels.index((r, qq * kp + s)), b]} + bias{b}" for r in range(kp) for s in range(kp)]
             epilogue.append(f"  m = {window[0]};")
             epilogue += [f"  m = {name}_max(m, {e});" for e in window[1:]]
-            epilogue.append(f"  m = m + bias{b};")
             epilogue += [f"  m = {name}_relu(m);"] if call.relu else []
             epilogue.append(f"  {name}_st(res + {qq * ob * v + b * v}, m);")
     raw = [f"  {name}_st(raw + {p * ob * v + b * v}, {acc[p, b]} + bias{b});"

@@ -102,6 +102,7 @@ def test_nan_and_inf_propagate_as_in_eager(layout, dtype):
     x[1, 0, 5, 5] = INF  # +-inf where the weights' signs agree, NaN where inf - inf
     x[1, 2, 0, 0] = -INF
     b[3] = -1e30  # relu's zeros, and the pooling of only zeros
+    b[5], b[6] = INF, -INF  # NaN where a sum is inf of the other sign, in windows with infinite pixels
     actual, recording = run_compiled(fn, x, w, b)
     expected = fn(x, w, b)
     assert np.isnan(expected.numpy()).any() and np.isinf(expected.numpy()).any()
