@@ -53,7 +53,9 @@ def main(argv=None) -> None:
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--shapes", default=None, help="M,N,K;M,N,K;...")
     args = parser.parse_args(argv)
-    shapes = DEFAULT_SHAPES if args.shapes is None else [tuple(int(v) for v in s.split(",")) for s in args.shapes.split(";")]
+    shapes = DEFAULT_SHAPES
+    if args.shapes is not None:
+        shapes = [tuple(int(v) for v in shape.split(",")) for shape in args.shapes.split(";")]
     gemm = gemm_function(args.dtype)
     print(f"{'M':>6} {'N':>6} {'K':>6} {'eager ms':>10} {'swapped ms':>11} {'ratio':>6} equal")
     for m, n, k in shapes:

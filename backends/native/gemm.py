@@ -1,4 +1,4 @@
-"""linear and matmul as C kernels: eager's BLAS gemm calls made from C (then linear's bias add).
+"""linear, matmul, mm, bmm and addmm as C kernels: eager's BLAS gemm calls made from C, in the faster orientation.
 
 NOTE: [native linear] Eager computes ``linear(x, W, b)`` as ``np.matmul`` of ``x``
 folded to ``(M, K)`` rows with ``W.T``, then ``out += b``, and ``matmul`` as ``np.matmul``
@@ -11,9 +11,13 @@ through NumPy's own BLAS (NOTE: [gemm from C]) and adds linear's bias in the sam
 order, so the result has eager's bits. NumPy gives a matrix times its own transpose (one
 address) to syrk: when two operands share memory, the kernel is used only where their
 addresses provably differ. Other cases (vectors, broadcast batches, operands NumPy copies
-first) keep the registry kernel. The geometry (sizes, leading dimensions, transposes,
-batch strides, the bias's stride, the gemm's address) is read at run time, so one source
-serves every size.
+first) keep the registry kernel. ``mm`` and ``bmm`` are NumPy's ``matmul`` of two
+matrices or equal batches; ``addmm`` (beta and alpha 1) is that product, then ``out +=
+input`` broadcast, as linear's bias. The geometry (sizes, leading dimensions, transposes,
+batch strides, the bias's strides, the gemm's address, the orientation) is read at run
+time, so one source serves every size. A short, wide product runs swapped, ``out^T = B^T
+A^T`` into a scratch array, then transposed into ``out`` with the bias added on the way,
+with the same bits: NOTE: [gemm orientation], NOTE: [transposing epilogue].
 """
 from __future__ import annotations
 
@@ -28,9 +32,9 @@ from ..numpy.blocking import broadcast_strides
 from . import gemm_orientation
 from .blas import NO_TRANS, ROW_MAJOR, TRANS, gemm_entry, gemm_typedef
 from .c_ops import C_TYPES
+from .gemm_transpose import transposed_source
 
 BLAS_MAX = 2 ** 31 - 1  # sizes and leading dimensions NumPy hands to BLAS
-TILE = 32  # columns of a transposed product written per pass over its rows
 
 
 @dataclass
@@ -49,7 +53,7 @@ class GemmCall:
         return len(self.operands) == 4
 
     def scratch(self):
-        """The array the swapped product lands in (NOTE: [gemm orientation]); one element when unswapped."""
+        """The array the swapped product lands in (NOTE: [gemm orientation]); one element when never swapped."""
         m, n = self.words[4:6]
         return np.empty(m * n if self.words[1] else 1, self.dtype)
 
@@ -58,7 +62,7 @@ def _call(node, entry, operands: list, addend_strides: tuple, words: list, value
     """The call of ``node`` with its orientation chosen for its geometry ``words`` (of ``_product_words``)."""
     m, n, k, _, _, _, trans_a, trans_b = words[:8]
     out = values[node].dtype.numpy
-    swap = int(gemm_orientation.swapped(m, n, k, trans_a, trans_b, out))
+    swap = gemm_orientation.swap_threads(m, n, k, trans_a, trans_b, out)
     return GemmCall(node, operands, [entry[0], swap, *addend_strides] + words, C_TYPES[out], entry[1], out)
 
 
@@ -184,9 +188,9 @@ def _matmul_words(node, values: dict, a, b) -> tuple | None:
 
 def gemm_source(name: str, call: GemmCall) -> str:
     """The C function ``name(const int64_t* g, int threads, char* p...)`` of ``call``: one gemm per batch
-    (NOTE: [native linear]) in the orientation ``g[1]`` says (NOTE: [gemm orientation]); geometry ``g``:
-    gemm address, swap, the addend's two strides, M, N, K, lda, ldb, ldc, the two transposes, the batch
-    rank, then per batch dim its size and the three operands' strides."""
+    (NOTE: [native linear]), swapped at up to ``g[1]`` threads (NOTE: [gemm orientation]); geometry ``g``:
+    gemm address, that thread limit, the addend's two strides, M, N, K, lda, ldb, ldc, the two transposes,
+    the batch rank, then per batch dim its size and the three operands' strides."""
     t = call.ctype
     pointers = len(call.operands)
     addend = f"(const {t}*)p2" if call.bias else "0"
@@ -198,7 +202,6 @@ def gemm_source(name: str, call: GemmCall) -> str:
              f"  {t}* scratch = ({t}*)p{pointers};",
              "  int64_t count = 1;",
              "  for (int64_t d = 0; d < rank; d++) count *= batch[4 * d];",
-             "  (void)threads;",
              "  for (int64_t i = 0; i < count; i++) {",
              "    int64_t rest = i, a = 0, b = 0, o = 0;",
              "    for (int64_t d = rank - 1; d >= 0; d--) {",
@@ -209,9 +212,9 @@ def gemm_source(name: str, call: GemmCall) -> str:
              f"    const {t}* A = (const {t}*)p0 + a;",
              f"    const {t}* B = (const {t}*)p1 + b;",
              f"    {t}* out = ({t}*)p{pointers - 1} + o;",
-             "    if (g[1]) {  /* out^T = B^T A^T into scratch (N rows of M), then out = its transpose (+ addend) */",
-             f"      gemm({ROW_MAJOR}, {NO_TRANS + TRANS} - (int)g[11], {NO_TRANS + TRANS} - (int)g[10], N, M, K, ({t})1, "
-             f"B, g[8], A, g[7], ({t})0, scratch, M);",
+             "    if (threads <= g[1]) {  /* out^T = B^T A^T into scratch (N rows of M), then out = its transpose */",
+             f"      gemm({ROW_MAJOR}, {NO_TRANS + TRANS} - (int)g[11], {NO_TRANS + TRANS} - (int)g[10], N, M, K, "
+             f"({t})1, B, g[8], A, g[7], ({t})0, scratch, M);",
              f"      {name}_transposed(M, N, scratch, out, ldc, {addend}, g[2], g[3]);",
              "    } else {",
              f"      gemm({ROW_MAJOR}, (int)g[10], (int)g[11], M, N, K, ({t})1, A, g[7], B, g[8], ({t})0, out, ldc);"]
@@ -223,25 +226,4 @@ def gemm_source(name: str, call: GemmCall) -> str:
                   "        for (int64_t n = 0; n < N; n++) row[n] = row[n] + add[n * g[3]];",
                   "      }"]
     lines += ["    }", "  }", "}"]
-    return _transposed_source(name, t) + "\n\n" + "\n".join(lines)
-
-
-def _transposed_source(name: str, t: str) -> str:
-    """C ``name_transposed``: ``out[m, n] = s[n, m] (+ addend[m, n])`` in tiles of TILE columns (the TILE rows
-    of ``s`` each tile reads stay in L1 while its output rows are written left to right)."""
-    return "\n".join([
-        f"static void {name}_transposed(int64_t M, int64_t N, const {t}* s, {t}* out, int64_t ldc, const {t}* addend,"
-        " int64_t add_m, int64_t add_n) {",
-        f"  for (int64_t n0 = 0; n0 < N; n0 += {TILE}) {{",
-        f"    const int64_t n1 = n0 + {TILE} < N ? n0 + {TILE} : N;",
-        "    for (int64_t m = 0; m < M; m++) {",
-        f"      {t}* row = out + m * ldc;",
-        "      if (addend) {",
-        f"        const {t}* add = addend + m * add_m;",
-        "        for (int64_t n = n0; n < n1; n++) row[n] = s[n * M + m] + add[n * add_n];",
-        "      } else {",
-        "        for (int64_t n = n0; n < n1; n++) row[n] = s[n * M + m];",
-        "      }",
-        "    }",
-        "  }",
-        "}"])
+    return transposed_source(f"{name}_transposed", t) + "\n\n" + "\n".join(lines)

@@ -8,15 +8,15 @@ NT (a linear's, an ``x @ W.t()``) and TN it runs the same kernel variant with th
 roles exchanged, every element the same dot product over K in the same K blocks, and the
 values are equal bit for bit (tests/backends/test_native_gemm.py: odd sizes, one row or
 column, K past OpenBLAS's blocking (1000, 2500), leading dimensions past the sizes, one and
-two threads; and 410 random shapes up to (300, 3000, 3000) at one and two threads, none
-differed). NN and TT swap into each other, another kernel variant with another summation
-order: float32 (2, 3, 64), (7, 13, 1000) and (8, 1000, 64) differ in the last bits, so
+two threads; and 410 random (shape, layout) cases up to (300, 3000, 3000) at one and two
+threads: none differed). NN and TT swap into each other, another kernel variant with
+another summation order: float32 (2, 3, 64), (7, 13, 1000) and (8, 1000, 64) differ in the last bits, so
 those never swap. float64 differs even in NT, at (16, 4099, 64) and (250, 600, 700): its
 dgemm kernel sums tails differently; float64 never swaps (nor would it gain, below).
-A gemm kernel whose geometry ``swapped`` accepts computes the swapped product into a scratch array and then writes
-``out[m, n] = scratch[n, m] (+ addend)`` in eager's layout (gemm.py), so the output keeps
-eager's values, shape and strides; that transposing pass costs about 0.5 ns per element
-(35 us for 64 x 1024), which the rule has to pay back.
+Where ``swap_threads`` allows, a gemm kernel computes the swapped product into a scratch
+array, then writes ``out[m, n] = scratch[n, m] (+ addend)`` in eager's layout (NOTE:
+[transposing epilogue]): eager's values, shape and strides. That pass over the output is
+the cost the rule has to pay back.
 
 Sweep, ms per gemm, medians of 5 interleaved rounds (the command:
 ``OPENBLAS_NUM_THREADS=1 python3 -m benchmarks.gemm_orientation [--dtype float64]``):
@@ -31,10 +31,14 @@ Sweep, ms per gemm, medians of 5 interleaved rounds (the command:
 
 So float32 swaps when the product is wide and short (N at least 4 M, M at most 128) and K
 is large enough for the gemm to outweigh the transposing pass (K >= 128; at K = 32 the
-gain is the pass's cost); square and tall products stay as they are (tall ones lose up
-to 2.8x swapped). float64's dgemm kernel shows no such gain (ratios 0.73-1.11 with no
-pattern): it never swaps. The sweep ran at one thread (the benchmarks' setting); with more
-threads OpenBLAS splits M and N, never K, so the bits stay equal and the rule is kept.
+gain was about what the first, scalar, transposing loop cost); square and tall products
+stay as they are (tall ones lose up to 2.8x swapped). float64's dgemm kernel shows no
+such pattern (short wide products 0.73-1.11, some tall ones 4x slower swapped): it never
+swaps. The sweep ran at one thread (the benchmarks' setting); two threads could not be
+measured on this loaded machine (a two-thread OpenBLAS call took 0.7 to 56 ms for the
+same product), so at more threads than ``max_threads`` the kernel runs eager's
+orientation (it compares its thread count with the limit at each call; the bits are
+equal either way: OpenBLAS splits M and N among threads, never K).
 """
 from __future__ import annotations
 
@@ -47,35 +51,35 @@ from .blas import NO_TRANS, TRANS
 
 @dataclass(frozen=True)
 class SwapRule:
-    """When a dtype's gemm runs swapped (NOTE: [gemm orientation]): all four limits hold."""
+    """When a dtype's gemm runs swapped (NOTE: [gemm orientation]): all four limits hold, and at most
+    ``max_threads`` threads run it (the counts the sweep measured)."""
 
     max_m: int
     min_n: int
     n_per_m: int
     min_k: int
+    max_threads: int
 
     def holds(self, m: int, n: int, k: int) -> bool:
         return m <= self.max_m and n >= self.min_n and n >= self.n_per_m * m and k >= self.min_k
 
 
-SWAP_RULES = {np.dtype(np.float32): SwapRule(max_m=128, min_n=256, n_per_m=4, min_k=128)}  # float64: never
-
-
+SWAP_RULES = {np.dtype(np.float32): SwapRule(max_m=128, min_n=256, n_per_m=4, min_k=128, max_threads=1)}
 # Per dtype, the (transA, transB) whose swapped gemm has eager's bits: NT and TN (see the NOTE).
 BIT_EQUAL_WHEN_SWAPPED = {np.dtype(np.float32): {(NO_TRANS, TRANS), (TRANS, NO_TRANS)}}
 
 
-def faster_swapped(m: int, n: int, k: int, dtype) -> bool:
-    """True when the ``(m, k) @ (k, n)`` product of ``dtype`` runs faster swapped and transposed back."""
-    rule = SWAP_RULES.get(np.dtype(dtype))
-    return rule is not None and rule.holds(m, n, k)
-
-
-def swapped(m: int, n: int, k: int, trans_a: int, trans_b: int, dtype) -> bool:
-    """True when a gemm kernel computes this product swapped: faster, and with eager's bits.
+def swap_threads(m: int, n: int, k: int, trans_a: int, trans_b: int, dtype) -> int:
+    """The most threads at which a gemm kernel computes this product swapped (0: never): where it was
+    measured faster so, and keeps eager's bits.
 
     Example:
-        >>> swapped(64, 1024, 1024, NO_TRANS, TRANS, np.float32), swapped(1024, 256, 768, NO_TRANS, TRANS, np.float32)
-        (True, False)
+        >>> swap_threads(64, 1024, 1024, NO_TRANS, TRANS, np.float32)  # short and wide: swapped at one thread
+        1
+        >>> swap_threads(1024, 256, 768, NO_TRANS, TRANS, np.float32)  # tall: never
+        0
     """
-    return (trans_a, trans_b) in BIT_EQUAL_WHEN_SWAPPED.get(np.dtype(dtype), ()) and faster_swapped(m, n, k, dtype)
+    rule = SWAP_RULES.get(np.dtype(dtype))
+    if rule is None or (trans_a, trans_b) not in BIT_EQUAL_WHEN_SWAPPED[np.dtype(dtype)] or not rule.holds(m, n, k):
+        return 0
+    return rule.max_threads

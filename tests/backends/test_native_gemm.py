@@ -1,6 +1,8 @@
 """Native gemm kernels in either orientation (NOTE: [gemm orientation]): eager's bits, layout and strides."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -14,6 +16,17 @@ F = dl.nn.functional
 # (M, N, K): odd sizes, K past OpenBLAS's K blocking (1000, 2500), one row or column, wide and tall.
 SHAPES = [(2, 3, 5), (7, 13, 1000), (1, 300, 129), (300, 1, 129), (64, 1024, 1024), (3, 517, 2500),
           (129, 33, 257), (16, 4099, 64), (1000, 17, 31), (97, 97, 2500), (8, 2, 1), (250, 600, 700)]
+
+
+@contextlib.contextmanager
+def num_threads(n: int):
+    """``dl.set_num_threads(n)`` (C kernels and NumPy's BLAS) inside the block."""
+    before = dl.get_num_threads()
+    dl.set_num_threads(n)
+    try:
+        yield
+    finally:
+        dl.set_num_threads(before)
 
 
 def _gemm_both_ways(gemm, dtype, m, n, k, a_transposed, b_transposed, pad):
@@ -35,32 +48,29 @@ def _gemm_both_ways(gemm, dtype, m, n, k, a_transposed, b_transposed, pad):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_swapped_gemm_has_eagers_bits(threads):
     # Every (dtype, transposes) the kernels swap: NOTE: [gemm orientation] says why NN, TT and float64 never do.
-    before = dl.get_num_threads()
-    dl.set_num_threads(threads)  # NumPy's BLAS too
-    try:
+    with num_threads(threads):  # NumPy's BLAS too
         for dtype, layouts in gemm_orientation.BIT_EQUAL_WHEN_SWAPPED.items():
             gemm = gemm_function(dtype)
             for (m, n, k), pad in zip(SHAPES, [0, 3, 1] * len(SHAPES)):
                 for trans_a, trans_b in layouts:
                     eager, swapped = _gemm_both_ways(gemm, dtype, m, n, k, trans_a == TRANS, trans_b == TRANS, pad)
                     assert np.array_equal(eager, swapped), (dtype, m, n, k, trans_a, trans_b, pad)
-    finally:
-        dl.set_num_threads(before)
 
 
 @pytest.fixture
 def always_swapped(monkeypatch):
-    """Every gemm kernel whose swap keeps eager's bits swaps; the products it does are recorded."""
-    done, swapped = [], gemm_orientation.swapped
+    """Every gemm kernel whose swap keeps eager's bits swaps, at any thread count; records the products swapped."""
+    done, swap_threads = set(), gemm_orientation.swap_threads
 
-    def recorded(m, n, k, trans_a, trans_b, dtype):
-        if swapped(m, n, k, trans_a, trans_b, dtype):
-            done.append((m, n, k))
-            return True
-        return False
+    def recorded(*geometry):
+        threads = swap_threads(*geometry)
+        if threads:
+            done.add(geometry[:3])
+        return threads
 
-    monkeypatch.setattr(gemm_orientation, "faster_swapped", lambda m, n, k, dtype: True)
-    monkeypatch.setattr(gemm_orientation, "swapped", recorded)
+    everywhere = gemm_orientation.SwapRule(max_m=2 ** 62, min_n=0, n_per_m=0, min_k=0, max_threads=64)
+    monkeypatch.setitem(gemm_orientation.SWAP_RULES, np.dtype(np.float32), everywhere)
+    monkeypatch.setattr(gemm_orientation, "swap_threads", recorded)
     return done
 
 
@@ -83,43 +93,49 @@ def product_inputs(dtype, m=5, n=9, k=11):
 
 @needs_compiler
 @pytest.mark.parametrize("dtype", [dl.float32, dl.float64])
-def test_swapped_kernels_equal_eager(always_swapped, dtype):
-    args = product_inputs(dtype)
+@pytest.mark.parametrize("m, n, k, threads", [(5, 9, 11, 1), (21, 40, 11, 1), (21, 40, 11, 2)])  # edges; 8 x 8 tiles
+def test_swapped_kernels_equal_eager(always_swapped, dtype, m, n, k, threads):
+    args = product_inputs(dtype, m, n, k)
     recording = Recording()
-    with np.errstate(all="ignore"):
+    with num_threads(threads), np.errstate(all="ignore"):
         expected, actual = products(*args), dl.compile(products, backend=recording)(*args)
     for a, e in zip(actual, expected):
         assert a.stride() == e.stride() and a.dtype == e.dtype
     assert_equal_values(actual, expected, rtol=0, atol=0)
     assert recording.count("gemm") == 11, recording.codes  # products, and the matmul inside the last addmm
     # float32's NT and TN products swap (linear, mm, addmm, the transposed matmul; bmm's NN does not), float64's never.
-    swapped = {(10, 9, 11), (5, 9, 11), (9, 5, 11), (11, 9, 5)} if dtype is dl.float32 else set()
-    assert set(always_swapped) == swapped
+    swapped = {(2 * m, n, k), (m, n, k), (n, m, k), (k, n, m)} if dtype is dl.float32 else set()
+    assert always_swapped == swapped
 
 
 @needs_compiler
-def test_sizes_read_at_run_time_choose_their_orientation():
+def test_sizes_read_at_run_time_choose_their_orientation(monkeypatch):
     # One graph with symbolic sizes: a short wide product swaps, a tall one does not; both eager's bits.
     def f(x, w, b):
         return F.linear(x, w, b).relu()
 
+    chosen, swap_threads = {}, gemm_orientation.swap_threads
+    monkeypatch.setattr(gemm_orientation, "swap_threads", lambda *g: chosen.setdefault(g[:3], swap_threads(*g)))
+
     recording = Recording()
     compiled = dl.compile(f, backend=recording, dynamic=True)
     dl.manual_seed(3)
-    for m, n, k in [(8, 1024, 256), (600, 64, 128), (17, 300, 1000)]:
-        x, w, b = dl.randn(m, k), dl.randn(n, k), dl.randn(n)
-        assert_equal_values(compiled(x, w, b), f(x, w, b), rtol=0, atol=0)
+    with num_threads(1):  # the rule's swaps run at one thread
+        for m, n, k in [(8, 1024, 256), (600, 64, 128), (17, 300, 1000)]:
+            x, w, b = dl.randn(m, k), dl.randn(n, k), dl.randn(n)
+            assert_equal_values(compiled(x, w, b), f(x, w, b), rtol=0, atol=0)
     assert len(recording.codes) == 1 and recording.count("gemm") == 1, recording.codes
+    assert chosen == {(8, 1024, 256): 1, (600, 64, 128): 0, (17, 300, 1000): 1}
 
 
-def test_the_rule_swaps_short_wide_float32_products_only():
-    nt, nn = (NO_TRANS, TRANS), (NO_TRANS, NO_TRANS)
-    assert gemm_orientation.swapped(64, 1024, 1024, *nt, np.float32)  # mlp's hidden layer
-    assert gemm_orientation.swapped(64, 2048, 512, *nt, np.float32)  # lstm_cell's gates
-    assert not gemm_orientation.swapped(64, 2048, 512, *nn, np.float32)  # NN: other bits swapped
-    assert not gemm_orientation.swapped(1024, 768, 256, *nt, np.float32)  # tall: slower swapped
-    assert not gemm_orientation.swapped(64, 1024, 32, *nt, np.float32)  # small K: the transpose eats the gain
-    assert not gemm_orientation.swapped(64, 1024, 1024, *nt, np.float64)
+def test_the_rule_swaps_short_wide_float32_products_at_one_thread():
+    nt, nn, swap_threads = (NO_TRANS, TRANS), (NO_TRANS, NO_TRANS), gemm_orientation.swap_threads
+    assert swap_threads(64, 1024, 1024, *nt, np.float32) == 1  # mlp's hidden layer
+    assert swap_threads(64, 2048, 512, *nt, np.float32) == 1  # lstm_cell's gates
+    assert swap_threads(64, 2048, 512, *nn, np.float32) == 0  # NN: other bits swapped
+    assert swap_threads(1024, 768, 256, *nt, np.float32) == 0  # tall: slower swapped
+    assert swap_threads(64, 1024, 32, *nt, np.float32) == 0  # small K: the transpose eats the gain
+    assert swap_threads(64, 1024, 1024, *nt, np.float64) == 0
 
 
 @needs_compiler
