@@ -181,6 +181,9 @@ class ProgramGenerator:
             lambda: f"[{a}, {b}]",
             lambda: f"list({self.helper('gen_scaled')}({xs}))", lambda: f"{xs} + [{a}]", lambda: f"[*{xs}, {b}]",
             lambda: f"[v for v in {xs} if v.sum().item() > 0]",
+            # a break inside a comprehension over a tuple (3.11: the comprehension is a function called with an iterator)
+            lambda: f"[print('c', end='') or v * 2 for v in ({a}, {b})]",
+            lambda: f"[v + 1 for v in ({a}, {b}) if v.sum().item() > 0]",
         ]
         tensors = [
             lambda: f"{xs}.pop() if {xs} else {a}", lambda: f"{xs}[-1] if {xs} else {a}", lambda: f"sum({xs}, {a})",
