@@ -13,3 +13,5 @@ __all__ = [
     "get_num_threads", "set_num_threads", "AUTO", "AutoBackend", "BackendSpec", "InvalidBackend", "backend_spec", "best_backend",
     "list_backends", "lookup_backend", "register_backend", "resolve_backend", "unregister_backend",
 ]
+from . import cudnn, mps  # noqa: E402  (torch.backends flags for ported code)
+from . import cuda_flags as cuda  # noqa: E402

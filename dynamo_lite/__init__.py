@@ -33,3 +33,4 @@ from .backends import InvalidBackend, list_backends, lookup_backend, register_ba
 from . import optim  # noqa: E402
 from . import utils  # noqa: E402
 from .backends import get_num_threads, set_num_threads  # noqa: E402
+from . import compiler, cuda, jit  # noqa: E402  (the torch.compiler/cuda/jit queries ported code makes)

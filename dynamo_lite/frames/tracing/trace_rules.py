@@ -64,3 +64,23 @@ def rule_for_function(fn) -> str:
 def is_library_code(code) -> bool:
     """True for code the hook must never instrument nor the translator trace."""
     return rule_for_code(code) == OPAQUE
+
+
+#: Sentinel of ``TRACE_TIME_VALUES``: the value is the function's own answer, asked at trace time.
+ASK_AT_TRACE_TIME = object()
+
+#: dynamo_lite functions whose traced call becomes a constant (no graph break): the value they
+#: have inside compiled code, or ASK_AT_TRACE_TIME for a fact fixed for the process (NOTE: [no CUDA device]).
+TRACE_TIME_VALUES = {
+    "dynamo_lite.compiler.is_compiling": True,
+    "dynamo_lite.jit.is_scripting": False,
+    "dynamo_lite.jit.is_tracing": False,
+    "dynamo_lite.cuda.is_available": ASK_AT_TRACE_TIME,
+    "dynamo_lite.cuda.device_count": ASK_AT_TRACE_TIME,
+}
+
+
+def trace_time_value_key(fn) -> str | None:
+    """The ``TRACE_TIME_VALUES`` key of ``fn``, or None when its calls are not constants."""
+    key = f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', None)}"
+    return key if key in TRACE_TIME_VALUES else None

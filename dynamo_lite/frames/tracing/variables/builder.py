@@ -65,6 +65,19 @@ class DisabledFunctionVariable(VariableTracker):
         raise Unsupported(self.reason)
 
 
+class TraceTimeValueVariable(DisabledFunctionVariable):
+    """A function whose call in compiled code is a constant (``trace_rules.TRACE_TIME_VALUES``)."""
+
+    def __init__(self, fn, source=None):
+        super().__init__(fn, f"{fn.__qualname__}() takes no arguments in compiled code", source)
+
+    def call(self, tx, args, kwargs):
+        if args or kwargs:
+            raise Unsupported(self.reason)
+        value = trace_rules.TRACE_TIME_VALUES[trace_rules.trace_time_value_key(self.fn)]
+        return ConstantVariable(self.fn() if value is trace_rules.ASK_AT_TRACE_TIME else value)
+
+
 def _guard(tx, source, kind, expected) -> None:
     if source is not None:
         tx.output.guards.add(source, kind, expected)
@@ -225,6 +238,8 @@ def _object_variable(tx, value, source) -> VariableTracker:
     if is_contextmanager_function(value):
         return ContextManagerFunctionVariable(value, source)
     if isinstance(value, types.FunctionType):
+        if trace_rules.trace_time_value_key(value) is not None:
+            return TraceTimeValueVariable(value, source)
         if getattr(value, "__module__", "").startswith(AUTOGRAD_PACKAGE):
             return DisabledFunctionVariable(value, f"{value.__qualname__}() works on autograd state, which runs eagerly",
                                             source)
