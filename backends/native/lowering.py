@@ -53,7 +53,8 @@ class NativeLowering:
 
     # -- hooks called by the NumPy backend's generate ------------------------------------------
     def relocated(self, groups: list, values: dict) -> dict:
-        """``{member: row op}`` for every fused group a row kernel computes as its prologue."""
+        """``{member: row op}`` for every fused group a row kernel computes as its prologue, and ``{node:
+        conv2d}`` for the relu and max_pool2d a direct conv2d kernel computes (NOTE: [conv2d epilogues])."""
         self.prologues, self._prologue_plans = {}, {}
         graph_mutates = any("inplace" in getattr(n.target, "tags", ()) for n in values if n.op == "call_function")
         self.epilogues = conv_epilogues(groups, values, fuse=not graph_mutates)

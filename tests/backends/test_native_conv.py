@@ -148,10 +148,12 @@ def test_training_a_small_cnn_matches_eager():
     recording = Recording()
     compiled = dl.compile(model, backend=recording)
     grads = []
+    before = dl.stats()
     for fn in (model, compiled):
         model.zero_grad()
         fn(x).square().sum().backward()
         grads.append([p.grad.clone() for p in model.parameters()])
+    assert_compiled(before, dl.stats())
     for actual, expected in zip(*grads):
         np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-4, atol=1e-5)
     assert "conv2d, relu, max_pool2d" in kernel_lines(recording)[0]
@@ -195,3 +197,18 @@ def test_a_batch_too_large_to_stage_keeps_the_gather_and_gemm(monkeypatch):
     actual, recording = run_compiled(fn, x, w, b)
     np.testing.assert_array_equal(actual.numpy(), fn(x, w, b).numpy())
     assert "gemm(" in recording.codes[0] and kernel_lines(recording)[1].endswith("relu, max_pool2d")
+
+
+@needs_compiler
+def test_a_graph_with_an_inplace_op_runs_the_direct_conv2d_alone():
+    # A mutation in the graph: nothing is computed at another node's step, the relu_ and pooling keep theirs.
+    def f(x, w, b):
+        y = F.conv2d(x, w, b, padding=1)
+        y.relu_()
+        return F.max_pool2d(y, 2)
+
+    x, w, b = inputs(2, 3, 8, (8, 9), (3, 3), NHWC, dl.float32, seed=5)
+    actual, recording = run_compiled(f, x, w, b)
+    assert_close_to_eager(actual, f(x, w, b), error_bound(f, x, w, b))
+    lines = [line.split(": ")[1] for line in kernel_lines(recording)]
+    assert lines[0] == "conv2d" and "max_pool2d" in lines[-1]
