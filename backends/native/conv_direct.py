@@ -107,6 +107,9 @@ def _helpers(name: str, call: DirectConv) -> list:
     t, v = call.ctype, call.lanes
     fma, vector, mask = FMA_INTRINSICS[t]
     return [
+        "#if defined(__GNUC__) && !defined(__clang__)",  # without AVX: a note that vector returns change the ABI
+        "#pragma GCC diagnostic ignored \"-Wpsabi\"",
+        "#endif",
         f"typedef {t} {name}_v __attribute__((vector_size({VECTOR_BYTES})));",
         f"typedef {mask} {name}_m __attribute__((vector_size({VECTOR_BYTES})));",
         "#if defined(__FMA__) && defined(__x86_64__)",
