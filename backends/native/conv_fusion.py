@@ -1,12 +1,14 @@
 """Which conv2d nodes run as a direct convolution, and the relu and max_pool2d their kernel computes too.
 
-NOTE: [conv2d epilogues] A conv2d whose result is read only by a fused group holding just
-a ``relu`` of it, whose result in turn is read only by a ``max_pool2d`` with a window equal
-to its stride (at most ``MAX_POOL_KERNEL``), no padding, dilation 1 and floor mode, is
-computed with both by one kernel (NOTE: [direct conv2d]): neither the conv2d's nor the
-relu's result is ever written, and the lowering runs the group and the pooling at the
-conv2d's step (``ConvEpilogue.nodes``). Any prefix of that chain fuses the same way (a
-conv2d then relu; a conv2d then max_pool2d). A conv2d the direct kernel does not take
+NOTE: [conv2d epilogues] A conv2d read by a fused group holding just a ``relu`` of it,
+whose result in turn is read only by a ``max_pool2d`` with a window equal to its stride
+(at most ``MAX_POOL_KERNEL``), no padding, dilation 1 and floor mode, is computed with
+both by one kernel (NOTE: [direct conv2d]); the lowering runs the group and the pooling
+at the conv2d's step (``ConvEpilogue.nodes``). The relu's result is never written, the
+conv2d's only when something else reads it too (``keep``: a training graph's forward
+saves it for backward), and then the pooling is fused only if its windows tile the whole
+image. Any prefix of that chain fuses the same way (a conv2d then relu; a conv2d read
+only by a max_pool2d). A conv2d the direct kernel does not take
 (groups, an integer dtype, fewer output channels than half a vector, weight sizes that are
 not integers, a staged input over ``MAX_STAGED_BYTES``) keeps the gather and eager's gemm
 (NOTE: [native image ops]).
