@@ -77,9 +77,10 @@ def _one(t):
 
 
 def _sigmoid(t, a):
-    # exp(-x) below 2^-126 only meets 1 + it, which rounds to 1: a cheaper exp without denormals (NOTE: [native vmath])
-    exp = math_call("exp_saturating" if t == "float" else "exp", t, f"(-{a[0]})")
-    return f"({_one(t)} / ({_one(t)} + {exp}))"
+    # float32: dl_sigmoidf, the same formula with an exp that skips the denormal path (NOTE: [native vmath])
+    if t == "float":
+        return math_call("sigmoid", t, a[0])
+    return f"({_one(t)} / ({_one(t)} + {math_call('exp', t, f'(-{a[0]})')}))"
 
 
 def _gelu_erf(t, a):
@@ -118,8 +119,9 @@ C_OPS = {
     "reciprocal": lambda t, a: f"({_one(t)} / {a[0]})",
     "sigmoid": _sigmoid,
     "silu": lambda t, a: f"({_sigmoid(t, a)} * {a[0]})",
-    # NaN propagates, as np.maximum(x, 0) does.
-    "relu": lambda t, a: f"(({a[0]} > 0 || {a[0]} != {a[0]}) ? {a[0]} : ({t})0)",
+    # np.maximum(x, 0): NaN propagates, -0 gives +0. "0 > x ? 0 : x" is one max instruction (it returns x for
+    # NaN and -0), and adding +0 turns -0 into +0 and leaves every other value as it is.
+    "relu": lambda t, a: f"((({t})0 > {a[0]} ? ({t})0 : {a[0]}) + ({t})0)",
     "gelu": _gelu_erf,
     "gelu_tanh": _gelu_tanh,
     "maximum": lambda t, a: f"dl_max_{t}({a[0]}, {a[1]})",

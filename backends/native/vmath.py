@@ -29,6 +29,7 @@ ERFC_CLAMP = 10.5  # erfc(10.5) < 2**-150: float32 0 from here on
 EXP_NORMAL_LOW = -87.0
 # tanh(x) = x + x^3 s(x^2) on |x| < TANH_SMALL, s fitted the same way.
 TANH_SMALL = 0.625
+TANH_CLAMP = 9.5  # 1 - 2 / (exp(19) + 1) rounds to 1, as tanh does from 9.01 on
 TANH_S = (-0.333333283662796, 0.13332796096801758, -0.053854264318943024, 0.021010873839259148,
           -0.006114202551543713)
 
@@ -65,20 +66,25 @@ static inline int32_t dl_to_bits(float f) {{
   return b.i;
 }}
 
-/* expm1(r) for |r| <= ln2 / 2 (a little beyond is fine): r + r^2 q(r). */
-static inline float dl_expm1_reduced(float r) {{
-  return DL_FMA(r * r, {_horner("r", EXP_Q)}, r);
+/* exp(r) for |r| <= ln2 / 2 (a little beyond is fine): 1 + r (1 + r q(r)), Horner from the highest term down
+   to the final 1 (one rounding less than adding 1 to expm1's form, and one operation fewer). */
+static inline float dl_exp_reduced(float r) {{
+  return DL_FMA(r, DL_FMA(r, {_horner("r", EXP_Q)}, 1.0f), 1.0f);
 }}
 
-/* c = k ln2 + r with k = round(c / ln2) (nearest even, through the bits of c / ln2 + 1.5 2^23:
-   no float-to-int conversion, which NaN would make undefined), r in two steps (the high
-   part of ln2 has 16 bits, so k times it is exact). Returns r, sets *n = k. */
-static inline float dl_exp_reduce(float c, int32_t* n) {{
-  const float shifted = DL_FMA(c, 1.44269502f, 12582912.0f);
-  const float k = shifted - 12582912.0f;
-  *n = dl_to_bits(shifted) - 0x4B400000;
-  const float r = DL_FMA(-k, 0.693145751953125f, c);
-  return DL_FMA(-k, 1.428606765330187e-06f, r);
+/* c = k ln2 + r with k = round(c / ln2) (nearest even, through the bits of c / ln2 + 1.5 2^23: no
+   float-to-int conversion, which NaN would make undefined), r in two steps (the high part of ln2 has 16
+   bits, so k times it is exact). Returns r; *shifted = c / ln2 + 1.5 2^23, whose low bits hold k: its bits
+   shifted left by 23 are k's exponent field (the constant's bits shift out), and k = bits - 0x4B400000. */
+static inline float dl_exp_reduce(float c, float* shifted) {{
+  *shifted = DL_FMA(c, 1.44269502f, 12582912.0f);
+  const float k = *shifted - 12582912.0f;
+  return DL_FMA(-k, 1.428606765330187e-06f, DL_FMA(-k, 0.693145751953125f, c));
+}}
+
+/* p 2^k for the k dl_exp_reduce left in shifted's bits, when the result is normal. */
+static inline float dl_exp_scale_normal(float p, float shifted) {{
+  return dl_from_bits(dl_to_bits(p) + (int32_t)((uint32_t)dl_to_bits(shifted) << 23));
 }}
 
 /* p 2^n for normal p >= 2^(-126 - lowest) (exp: p in [0.7, 1.5], lowest -125): n added to p's exponent bits;
@@ -92,29 +98,35 @@ static inline float dl_scale2(float p, int32_t n, int32_t lowest) {{
 /* exp(x) = 2^k exp(r) for x <= 0x1.62e42ep+6 = 88.7228317 (the largest x with a finite exp) or -inf; not NaN. */
 static inline float dl_expf_bounded(float x) {{
   const float c = x < -104.0f ? -104.0f : x;   /* exp(-104) rounds to +0 */
-  int32_t n;
-  const float p = dl_expm1_reduced(dl_exp_reduce(c, &n)) + 1.0f;
-  return dl_scale2(p, n, -125);
+  float shifted;
+  const float p = dl_exp_reduced(dl_exp_reduce(c, &shifted));
+  return dl_scale2(p, dl_to_bits(shifted) - 0x4B400000, -125);
 }}
 
 /* exp(c) for c in [EXP_NORMAL_LOW, 0x1.62e42ep+6]: the result is normal, so no denormal path (other c: garbage). */
 static inline float dl_expf_normal(float c) {{
-  int32_t n;
-  const float p = dl_expm1_reduced(dl_exp_reduce(c, &n)) + 1.0f;
-  return dl_from_bits(dl_to_bits(p) + (int32_t)((uint32_t)n << 23));
-}}
-
-/* exp(x) where a result below 2^-126 may come out as any value in [0, 2^-125] (it is added to 1 next: sigmoid,
-   tanh): x is clamped to EXP_NORMAL_LOW instead of taking the denormal path; overflow and NaN as dl_expf. */
-static inline float dl_expf_saturating(float x) {{
-  const float y = dl_expf_normal(x < {_float(EXP_NORMAL_LOW)} ? {_float(EXP_NORMAL_LOW)} : x);
-  return x <= 0x1.62e42ep+6f ? y : x * INFINITY;
+  float shifted;
+  const float p = dl_exp_reduced(dl_exp_reduce(c, &shifted));
+  return dl_exp_scale_normal(p, shifted);
 }}
 
 /* exp(x): beyond the threshold, x * inf is +inf (or x's NaN). */
 static inline float dl_expf(float x) {{
   const float y = dl_expf_bounded(x);
   return x <= 0x1.62e42ep+6f ? y : x * INFINITY;
+}}
+
+/* 1 / (1 + exp(-x)), eager's formula: exp(-x) overflows to +inf below -0x1.62e42ep+6 (giving +0) and keeps
+   NaN; a term below 2^-126 only meets 1 + it, which rounds to 1, so x is clamped to -EXP_NORMAL_LOW instead
+   of taking the denormal path. The negation is folded into the reduction: bit for bit the value of
+   dl_expf_normal(-x), one operation fewer. */
+static inline float dl_sigmoidf(float x) {{
+  const float c = x > {_float(-EXP_NORMAL_LOW)} ? {_float(-EXP_NORMAL_LOW)} : x;
+  const float shifted = DL_FMA(c, -1.44269502f, 12582912.0f);
+  const float k = shifted - 12582912.0f;
+  const float r = -DL_FMA(k, 1.428606765330187e-06f, DL_FMA(k, 0.693145751953125f, c));
+  const float e = dl_exp_scale_normal(dl_exp_reduced(r), shifted);
+  return 1.0f / (1.0f + (x >= -0x1.62e42ep+6f ? e : -x * INFINITY));
 }}
 
 /* a * a - hi exactly, for hi = a * a rounded: one FMA, or without FMA hardware Dekker's product of the
@@ -137,24 +149,26 @@ static inline float dl_erfcf(float z) {{
   const float a = az < {_float(ERFC_CLAMP)} ? az : {_float(ERFC_CLAMP)};
   const float hi = a * a;
   const float lo = dl_square_low(a, hi);
-  int32_t n;
-  const float p = dl_expm1_reduced(dl_exp_reduce(-hi, &n)) + 1.0f;
-  const float e = dl_scale2(DL_FMA(p, -lo, p) * ({_horner("a", ERFC_N)} / {_horner("a", ERFC_D)}), n, -120);
+  float shifted;
+  const float p = dl_exp_reduced(dl_exp_reduce(-hi, &shifted));
+  const float e = dl_scale2(DL_FMA(p, -lo, p) * ({_horner("a", ERFC_N)} / {_horner("a", ERFC_D)}),
+                            dl_to_bits(shifted) - 0x4B400000, -120);
   const float result = z < 0.0f ? 2.0f - e : e;
   return z != z ? z : result;
 }}
 
-/* tanh(x) = tanh(|x|) with x's sign: an odd polynomial below TANH_SMALL, 1 - 2 / (exp(2|x|) + 1)
-   above (no cancellation there: the result is at least 0.55); +-1 from |x| = 9.01 on. */
+/* tanh(x) = tanh(|x|) with x's sign: an odd polynomial below TANH_SMALL, 1 - 2 / (exp(2|x|) + 1) from there
+   (no cancellation: the result is at least 0.55), with |x| clamped to TANH_CLAMP (tanh is 1 in float32 from
+   9.01 on), so exp(2|x|) is normal and needs no overflow or denormal path. NaN takes the polynomial. */
 static inline float dl_tanhf(float x) {{
   const float a = fabsf(x);
   const float z = a * a;
   const float small = DL_FMA(a * z, {_horner("z", TANH_S)}, a);
-  const float big = 1.0f - 2.0f / (dl_expf_saturating(a + a) + 1.0f);
-  return copysignf(a < {_float(TANH_SMALL)} ? small : big, x);
+  const float c = {_float(TANH_CLAMP)} < a ? {_float(TANH_CLAMP)} : a;
+  const float big = 1.0f - 2.0f / (dl_expf_normal(c + c) + 1.0f);
+  return copysignf(a >= {_float(TANH_SMALL)} ? big : small, x);
 }}
 """
 
 # op name -> the vmath function computing it for float32 (double keeps libm / libmvec).
-VMATH_FUNCTIONS = {"exp": "dl_expf", "tanh": "dl_tanhf", "erfc": "dl_erfcf",
-                   "exp_saturating": "dl_expf_saturating"}  # exp where only normal results matter
+VMATH_FUNCTIONS = {"exp": "dl_expf", "tanh": "dl_tanhf", "erfc": "dl_erfcf", "sigmoid": "dl_sigmoidf"}
