@@ -1,30 +1,25 @@
 """C expressions of pointwise ops, mirroring the NumPy templates' operation order.
 
-NOTE: [native exactness] An op is lowered only where the NumPy templates apply (float32
-or float64 output, every tensor argument already of that dtype but masked_fill's bool
-mask, scalars converted to it, no keyword arguments except gelu's ``approximate``): then each member is the
-same sequence of IEEE operations as its kernel, in the same dtype. Arithmetic is
-bit-identical (no FMA contraction, no reassociation); transcendental functions (ours for
-float32 exp and tanh, NOTE: [native vmath]; libm / libmvec otherwise) differ from NumPy's
-by a few ulp at most and keep NaN and infinity. Everything else (integer
-wrap-around, promotion, half precision) stays with the NumPy backend's code.
+NOTE: [native exactness] An op is lowered only where its registry kernel is one sequence of
+IEEE operations in one compute dtype (float32 or float64; comparisons also in integer and bool
+types) whose argument conversions C repeats (NOTE: [native operand types] in c_operands.py says
+which, per op): then each member is the same sequence of operations as its kernel, in the same
+dtype and order. Arithmetic, comparisons and selections are bit-identical (no FMA contraction,
+no reassociation); transcendental functions (ours for float32 exp, tanh, sigmoid and erfc, NOTE:
+[native vmath]; libm / libmvec otherwise) differ from NumPy's by a few ulp at most and keep NaN
+and infinity. Everything else (integer results, half precision) stays with the NumPy backend's code.
 """
 from __future__ import annotations
-
-import math
-
-import numpy as np
 
 from dynamo_lite.graph.node import Node
 
 from dynamo_lite.ops.unary import GELU_TANH_K
 
+from .c_operands import (FLOAT_TYPES, OPERAND_TYPES, compute_dtype, dtype_of, kwargs_lowered, literal, operand,
+                         output_lowered, scalar)
 from .vmath import VMATH_FUNCTIONS, VMATH_SOURCE
 
-C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
-BOOL = np.dtype(np.bool_)
-# The element types kernels read operands as (a bool is one byte holding 0 or 1).
-OPERAND_TYPES = {**C_TYPES, BOOL: "unsigned char"}
+C_TYPES = FLOAT_TYPES  # the floating types row, GEMM and image kernels compute in
 
 # Math functions called inside loops: declared "omp declare simd" so that gcc calls
 # glibc's vector variants (libmvec) when they exist (see toolchain.VECTOR_MATH_LIBS).
@@ -43,19 +38,6 @@ def math_declarations() -> str:
     return "\n".join(lines)
 
 
-def literal(value, ctype: str) -> str:
-    """``value`` (a Python bool/int/float) converted to ``ctype`` as NumPy converts it."""
-    if isinstance(value, bool):
-        return f"(({ctype}){int(value)})"
-    if isinstance(value, int):
-        return f"(({ctype}){value}LL)" if -2**63 <= value < 2**63 else f"(({ctype}){float(value).hex()})"
-    if math.isnan(value):
-        return f"(({ctype})NAN)"
-    if math.isinf(value):
-        return f"(({ctype}){'-' if value < 0 else ''}INFINITY)"
-    return f"(({ctype}){value.hex()})"  # double -> float rounds to nearest, as NumPy does
-
-
 def math_call(name: str, t: str, argument: str) -> str:
     """C call of math function ``name`` in type ``t``: our vectorizable float32 version (NOTE:
     [native vmath]) where there is one, else libm's (``expf``, ``exp``)."""
@@ -70,6 +52,15 @@ def _fn(name):
 
 def _binary(symbol):
     return lambda t, a: f"({a[0]} {symbol} {a[1]})"
+
+
+def _scaled_binary(symbol):
+    """add/sub, with ``alpha`` as a third argument when it scales a tensor (c_arguments)."""
+    return lambda t, a: f"({a[0]} {symbol} {a[1]})" if len(a) == 2 else f"({a[0]} {symbol} ({a[1]} * {a[2]}))"
+
+
+def _unary(symbol):
+    return lambda t, a: f"({symbol}{a[0]})"
 
 
 def _one(t):
@@ -98,8 +89,8 @@ def _gelu_tanh(t, a):
 
 # op name -> expr(ctype, [argument expressions]) -> C expression of the op's result.
 C_OPS = {
-    "add": _binary("+"),
-    "sub": _binary("-"),
+    "add": _scaled_binary("+"),
+    "sub": _scaled_binary("-"),
     "mul": _binary("*"),
     "div": _binary("/"),
     "neg": lambda t, a: f"(-{a[0]})",
@@ -127,6 +118,20 @@ C_OPS = {
     "maximum": lambda t, a: f"dl_max_{t}({a[0]}, {a[1]})",
     "masked_fill": lambda t, a: f"({a[1]} ? {a[2]} : {a[0]})",  # the mask is a bool tensor
     "minimum": lambda t, a: f"dl_min_{t}({a[0]}, {a[1]})",
+    # lerp with a scalar weight, the kernel's formula for it: from start below |weight| 0.5, else from end
+    "lerp_from_start": lambda t, a: f"({a[0]} + ({a[2]} * ({a[1]} - {a[0]})))",
+    "lerp_from_end": lambda t, a: f"({a[1]} - (({a[1]} - {a[0]}) * ({_one(t)} - {a[2]})))",
+    # input + (tensor1 * value) op tensor2, value last (c_arguments)
+    "addcmul": lambda t, a: f"({a[0]} + (({a[1]} * {a[3]}) * {a[2]}))",
+    "addcdiv": lambda t, a: f"({a[0]} + (({a[1]} * {a[3]}) / {a[2]}))",
+    # bool results: C's comparisons and logical operators give int 0 or 1 (stored in one byte)
+    "eq": _binary("=="), "ne": _binary("!="), "lt": _binary("<"), "le": _binary("<="), "gt": _binary(">"),
+    "ge": _binary(">="),
+    "logical_and": _binary("&&"), "logical_or": _binary("||"), "logical_xor": _binary("!="),
+    "logical_not": _unary("!"),
+    "bitwise_and": _binary("&"), "bitwise_or": _binary("|"), "bitwise_xor": _binary("^"),
+    "bitwise_not": _unary("!"),  # of a bool (0 or 1): ~ would set the other bits
+    "where": lambda t, a: f"({a[0]} ? {a[1]} : {a[2]})",
 }
 
 HELPERS = """
@@ -139,9 +144,44 @@ DL_MINMAX(double)
 
 
 def c_op_name(node) -> str:
-    """The ``C_OPS`` key of a lowerable node (gelu's tanh approximation has its own)."""
+    """The ``C_OPS`` key of a lowerable node (gelu's tanh approximation and lerp's two formulas have their own)."""
     name = node.target.name
-    return "gelu_tanh" if name == "gelu" and node.kwargs.get("approximate") == "tanh" else name
+    if name == "gelu" and node.kwargs.get("approximate") == "tanh":
+        return "gelu_tanh"
+    if name == "lerp" and type(node.args[2]) in (bool, int, float):  # a tensor weight is not lowered
+        return "lerp_from_start" if abs(node.args[2]) < 0.5 else "lerp_from_end"
+    return name
+
+
+def c_arguments(node) -> list:
+    """``node``'s arguments as its C expression reads them: the positional ones, then addcmul's and
+    addcdiv's ``value`` (1 when not given); add's and sub's ``alpha`` as their kernel applies it (none
+    when 1, a scalar ``other`` multiplied in Python, a tensor one in the compute dtype)."""
+    name, args = node.target.name, list(node.args)
+    if name in ("addcmul", "addcdiv"):
+        return [*args, node.kwargs.get("value", 1)]
+    alpha = node.kwargs.get("alpha", 1)
+    if name in ("add", "sub") and alpha != 1:
+        return [args[0], args[1], alpha] if isinstance(args[1], Node) else [args[0], args[1] * alpha]
+    return args
+
+
+def _operands(node, expression_of) -> list | None:
+    """The C expressions of ``node``'s arguments, converted as its kernel converts them (NOTE: [native
+    operand types]); ``expression_of(arg)`` gives a tensor argument's. None if some is not lowered."""
+    ctype = OPERAND_TYPES.get(compute_dtype(node))
+    if ctype is None:
+        return None
+    expressions = []
+    for position, arg in enumerate(c_arguments(node)):
+        if isinstance(arg, Node):
+            expression = operand(node, position, expression_of(arg), dtype_of(arg), ctype)
+        else:
+            expression = scalar(node, position, arg, ctype)
+        if expression is None:
+            return None
+        expressions.append(expression)
+    return expressions
 
 
 def member_lines(members: list, index: dict) -> list:
@@ -149,8 +189,8 @@ def member_lines(members: list, index: dict) -> list:
     expression of its element and gains each member's."""
     lines = []
     for j, member in enumerate(members):
-        ctype = C_TYPES[member.meta["val"]._dtype.numpy]
-        args = [index[a] if isinstance(a, Node) else literal(a, ctype) for a in member.args]
+        ctype = OPERAND_TYPES[dtype_of(member)]
+        args = _operands(member, index.__getitem__)
         lines.append(f"const {ctype} m{j} = {C_OPS[c_op_name(member)](ctype, args)};  /* {member.name} */")
         index[member] = f"m{j}"
     return lines
@@ -158,21 +198,6 @@ def member_lines(members: list, index: dict) -> list:
 
 def lowerable(node) -> bool:
     """Whether ``node`` has an exact C lowering (see NOTE: [native exactness])."""
-    if node.target.name not in C_OPS:
+    if c_op_name(node) not in C_OPS or not output_lowered(node) or not kwargs_lowered(node):
         return False
-    meta = node.meta.get("val")
-    dtype = getattr(getattr(meta, "_dtype", None), "numpy", None)
-    if dtype not in C_TYPES:
-        return False
-    if node.kwargs and not (node.target.name == "gelu" and set(node.kwargs) == {"approximate"}
-                            and node.kwargs["approximate"] in ("none", "tanh")):
-        return False
-    for position, arg in enumerate(node.args):
-        arg_meta = getattr(arg, "meta", {}).get("val") if hasattr(arg, "meta") else None
-        if arg_meta is not None:
-            expected = BOOL if (node.target.name, position) == ("masked_fill", 1) else dtype
-            if getattr(getattr(arg_meta, "_dtype", None), "numpy", None) != expected:
-                return False
-        elif type(arg) not in (bool, int, float):
-            return False
-    return True
+    return _operands(node, lambda arg: "x") is not None
