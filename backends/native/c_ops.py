@@ -134,10 +134,12 @@ C_OPS = {
     "where": lambda t, a: f"({a[0]} ? {a[1]} : {a[2]})",
 }
 
+# np.maximum / np.minimum: NaN from either side (a's when both), else b unless a is strictly larger
+# (smaller): maximum(-0.0, +0.0) is +0.0 and maximum(+0.0, -0.0) is -0.0, as NumPy's loops give.
 HELPERS = """
 #define DL_MINMAX(T) \\
-static inline T dl_max_##T(T a, T b) { return a != a ? a : (b != b ? b : (a >= b ? a : b)); } \\
-static inline T dl_min_##T(T a, T b) { return a != a ? a : (b != b ? b : (a <= b ? a : b)); }
+static inline T dl_max_##T(T a, T b) { return a > b ? a : (a != a ? a : b); } \\
+static inline T dl_min_##T(T a, T b) { return a < b ? a : (a != a ? a : b); }
 DL_MINMAX(float)
 DL_MINMAX(double)
 """ + VMATH_SOURCE

@@ -79,9 +79,11 @@ def test_float64_and_scalar_constants():
 
 
 @needs_compiler
-def test_mixed_dtypes_stay_on_numpy_code():
-    # int + float promotion is not lowered (NOTE: [native exactness]): no C kernel, same result.
-    compare(lambda x, i: x * i + 1, dl.randn(6), dl.arange(6), kernels=0, tolerance=EXACT)
+def test_mixed_dtypes_convert_as_eager_and_integer_results_stay_on_numpy_code():
+    # float * int converts the int to float first, as eager's kernel (NOTE: [native operand types]): one
+    # C kernel, same bits; an integer result is not lowered: no C kernel, same result.
+    compare(lambda x, i: x * i + 1, dl.randn(6), dl.arange(6), tolerance=EXACT)
+    compare(lambda i: i * 3 + 1, dl.arange(6), kernels=0, tolerance=EXACT)
 
 
 @needs_compiler
@@ -195,7 +197,8 @@ def test_a_symbolic_graph_builds_one_library_for_every_size(monkeypatch):
 @needs_compiler
 def test_masked_fill_is_one_kernel_before_the_softmax_kernel():
     # The causal-attention pattern: scale, fill the masked scores with -inf, softmax; the
-    # bool mask broadcasts over batch and heads. The C kernels equal eager's bits, -inf rows too.
+    # bool mask (its own comparison kernel) broadcasts over batch and heads. The C kernels equal
+    # eager's bits, -inf rows too.
     # (Not a softmax prologue: a bool input read in every pass over the row made it slower.)
     mask = dl.tril(dl.ones(8, 8)).view(1, 1, 8, 8)
 
@@ -205,9 +208,9 @@ def test_masked_fill_is_one_kernel_before_the_softmax_kernel():
     scores = dl.randn(2, 3, 8, 8)
     scores[0, 0, 2, 1] = float("nan")
     for value in (float("-inf"), -3, dl.tensor(-2.5)):
-        recording = compare(attention_weights, scores, value)
-        kernel_line = recording.codes[0].split("native kernel dl_group")[1].splitlines()[0]
-        assert recording.count("row") == 1 and "masked_fill" in kernel_line, kernel_line
+        recording = compare(attention_weights, scores, value, kernels=2)
+        kernel_lines = [line.split(": ")[1] for line in recording.codes[0].splitlines() if "native kernel dl_group" in line]
+        assert recording.count("row") == 1 and kernel_lines == ["eq", "mul, masked_fill"], kernel_lines
     filled = dl.compile(lambda x, m: x.masked_fill(m, 7.5) * 2, backend="native")
     x, m = dl.randn(5, 6, dtype=dl.float64), dl.randn(6) > 0
     assert_equal_values(filled(x, m), x.masked_fill(m, 7.5) * 2, rtol=0, atol=0)
