@@ -124,8 +124,8 @@ static inline float dl_expf(float x) {{
   return x <= 0x1.62e42ep+6f ? y : x * INFINITY;
 }}
 
-/* 1 / (1 + exp(-x)), eager's formula: exp(-x) overflows to +inf below -0x1.62e42ep+6 (giving +0) and keeps
-   NaN; a term below 2^-126 only meets 1 + it, which rounds to 1, so x is clamped to -EXP_NORMAL_LOW instead
+/* 1 / (1 + exp(-x)), eager's formula: exp(-x) overflows to +inf below -0x1.62e42ep+6 (1 + it too, giving +0)
+   and keeps NaN; a term below 2^-126 only meets 1 + it, which rounds to 1, so x is clamped to -EXP_NORMAL_LOW instead
    of taking the denormal path. The negation is folded into the reduction: bit for bit the value of
    dl_expf_normal(-x), one operation fewer. */
 static inline float dl_sigmoidf(float x) {{
@@ -134,7 +134,8 @@ static inline float dl_sigmoidf(float x) {{
   const float k = shifted - 12582912.0f;
   const float r = -DL_FMA(k, 1.428606765330187e-06f, DL_FMA(k, 0.693145751953125f, c));
   const float e = dl_exp_scale_normal(dl_exp_reduced(r), shifted);
-  return 1.0f / (1.0f + (x >= -0x1.62e42ep+6f ? e : -x * INFINITY));
+  /* the denominator selected, not the term: gcc otherwise divides twice, once per side */
+  return 1.0f / (x >= -0x1.62e42ep+6f ? 1.0f + e : -x * INFINITY);
 }}
 
 /* a * a - hi exactly, for hi = a * a rounded: one FMA, or without FMA hardware Dekker's product of the
