@@ -85,6 +85,16 @@ def test_conv2d_unbatched_same_and_valid_padding():
     assert_close(same, reference_conv2d(padded, ea, None, (1, 1), (0, 0), (1, 1), 1), rtol=1e-4, atol=1e-5)
 
 
+def test_conv2d_infinite_bias_meets_the_opposite_infinity_silently(recwarn):
+    """-inf * w + inf is NaN, as in torch, and no NumPy RuntimeWarning reaches the program."""
+    x = dl.zeros(1, 1, 3, 3)
+    x[0, 0, 1, 1] = float("-inf")
+    out = dl.conv2d(x, dl.ones(2, 1, 1, 1), dl.tensor([float("inf"), 1.0]))
+    assert out[0, 0].isnan().tolist() == [[False, False, False], [False, True, False], [False, False, False]]
+    assert out[0, 1, 1, 1].item() == float("-inf")
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
 def test_conv2d_half_and_integer_inputs():
     rng = np.random.default_rng(2)
     x, a = make(rng, (1, 2, 5, 5), np.float16, "channels_last")

@@ -65,7 +65,9 @@ def symbolic_geometry(tensor, source: Source, dims, env: ShapeEnv):
 
 
 def _dense_strides(actual_sizes, actual_strides, sizes):
-    """Symbolic strides in the tensor's own dense dim order; size-1 dims keep theirs."""
+    """Symbolic strides in the tensor's own dense dim order. A size-1 dim whose stride is the extent
+    of another dim (``stride * size``: a contiguous or channels_last batch of one) gets that extent
+    symbolically, so a new size elsewhere is no recompile; any other size-1 stride stays as it is."""
     if not layout.is_non_overlapping_and_dense(actual_sizes, actual_strides):
         return None
     strides = list(actual_strides)
@@ -75,6 +77,10 @@ def _dense_strides(actual_sizes, actual_strides, sizes):
             continue
         strides[d] = acc
         acc = acc * sizes[d]
+    extents = [strides[e] * sizes[e] for e, n in enumerate(actual_sizes) if n != 1]
+    for d, n in enumerate(actual_sizes):
+        if n == 1:
+            strides[d] = next((x for x in extents if hint_of(x) == actual_strides[d]), strides[d])
     if tuple(hint_of(s) for s in strides) != tuple(actual_strides):
         return None
     return tuple(strides)
