@@ -141,9 +141,7 @@ class NativeLowering:
             return True
         if not self._lowers(group, values):
             return False
-        for node in group.outputs:
-            if values[node].root.kind == "fresh":
-                builder.allocate_fresh(values[node])
+        _allocate(builder, [values[node] for node in group.outputs])
         operands, _, strides = group_geometry(plan, values)
 
         def geometry(shape):
@@ -169,13 +167,9 @@ class NativeLowering:
             return False
         prologue = self._prologue_plans.pop(node, None)
         call = row_call(node, spec, builder.values, prologue)
-        if call is None:
-            if prologue is not None:
-                raise AssertionError(f"{node.name}: its prologue was planned but its kernel was refused")
+        if _refused(node, call, prologue):
             return False
-        value = builder.values[node]
-        if value.root.kind == "fresh":
-            builder.allocate_fresh(value)
+        _allocate(builder, [builder.values[node]])
         group = prologue.group if prologue is not None else None
 
         def geometry(shape):
@@ -191,9 +185,7 @@ class NativeLowering:
         call = parse(node, builder.values)
         if call is None:
             return False
-        value = builder.values[node]
-        if value.root.kind == "fresh":
-            builder.allocate_fresh(value)
+        _allocate(builder, [builder.values[node]])
         scratch = None if not hasattr(call, "scratch") else lambda shape: parse(node, shape.values).scratch()
         self.calls.add(builder, kind, lambda name: make_source(name, call), [node], call.operands,
                         lambda shape: parse(node, shape.values).words, scratch)
@@ -205,13 +197,10 @@ class NativeLowering:
         prologue = self._prologue_plans.pop(node, None)
         group = prologue.group if prologue is not None else None
         call = image_call(node, builder.values, group)
-        if call is None:
-            if prologue is not None:
-                raise AssertionError(f"{node.name}: its prologue was planned but its kernel was refused")
+        if _refused(node, call, prologue):
             return False
         value = builder.values[node]
-        if value.root.kind == "fresh":
-            builder.allocate_fresh(value)
+        _allocate(builder, [value])
         cols = None
         if call.cols_shape is not None:
             dtype = value.dtype.numpy
@@ -236,9 +225,7 @@ class NativeLowering:
         epilogue = self.epilogues[node]
         call = direct_call(node, builder.values, epilogue)
         written = [builder.values[n] for n in call.operands[-2 if call.keep else -1:]]
-        for value in written:
-            if value.root.kind == "fresh":
-                builder.allocate_fresh(value)
+        _allocate(builder, written)
         dtype = written[0].dtype.numpy
 
         def scratch(shape):
@@ -292,3 +279,18 @@ class _GroupOnly:
 
     def __init__(self, group, values: dict):
         self.group, self.shape = group, tuple(values[group.outputs[0]].sizes)
+
+
+def _allocate(builder, values) -> None:
+    """Allocate the output buffers among ``values`` that the kernel writes fresh (not views of others)."""
+    for value in values:
+        if value.root.kind == "fresh":
+            builder.allocate_fresh(value)
+
+
+def _refused(node, call, prologue) -> bool:
+    """Whether ``node``'s kernel was refused (``call`` None); one whose prologue group was already planned
+    inside it must not be (that group's code was left out)."""
+    if call is None and prologue is not None:
+        raise AssertionError(f"{node.name}: its prologue was planned but its kernel was refused")
+    return call is None
