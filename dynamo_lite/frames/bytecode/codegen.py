@@ -115,6 +115,22 @@ class TransformedCodeBuilder:
         self._recorded = len(self.instructions)
         self._record(lambda: self.recorder.call(fn, nargs))
 
+    def call_pushed(self, emit_callee, emit_args, nargs: int) -> None:
+        """Call the value ``emit_callee()`` pushes (a function made at run time) with the
+        ``nargs`` values that ``emit_args()`` pushes."""
+        self._record_appended()
+        start = len(self.instructions)
+        emit_callee()
+        self._record_appended()
+        middle = len(self.instructions)
+        emit_args()
+        self._record_appended()
+        callee, arg_instructions = self.instructions[start:middle], self.instructions[middle:]
+        del self.instructions[start:]
+        self.instructions.extend(compat.call_pushed(callee, arg_instructions, nargs))
+        self._recorded = len(self.instructions)
+        self._record(lambda: self.recorder.call_pushed(nargs))
+
     def call_const_on(self, fn, variables) -> None:
         """Call the constant ``fn`` with the values of ``variables`` (each reconstructed)."""
         variables = list(variables)

@@ -92,9 +92,14 @@ CALL_CONVENTION = next(conv for conv in CALL_CONVENTIONS if has_opcode(conv.mark
 
 def call_const(fn, arg_instrs: list[Instr], nargs: int, *, location=None) -> list[Instr]:
     """Instructions calling the constant ``fn`` with the ``nargs`` values ``arg_instrs`` push."""
-    callee = [Instr("LOAD_CONST", fn, location=location), Instr("PUSH_NULL", location=location)]
-    if not CALL_CONVENTION.null_after_callable:
-        callee.reverse()
+    return call_pushed([Instr("LOAD_CONST", fn, location=location)], arg_instrs, nargs, location=location)
+
+
+def call_pushed(callee_instrs: list[Instr], arg_instrs: list[Instr], nargs: int, *, location=None) -> list[Instr]:
+    """Instructions calling the one value ``callee_instrs`` push (a function made at run
+    time) with the ``nargs`` values ``arg_instrs`` push."""
+    null = [Instr("PUSH_NULL", location=location)]
+    callee = list(callee_instrs) + null if CALL_CONVENTION.null_after_callable else null + list(callee_instrs)
     call = [Instr("CALL", nargs, location=location)]
     if CALL_CONVENTION.precall:
         call.insert(0, Instr("PRECALL", nargs, location=location))

@@ -5,7 +5,7 @@ import dis
 import types
 from dataclasses import dataclass
 
-from bytecode import Bytecode, Instr, Label
+from bytecode import Bytecode, CellVar, FreeVar, Instr, Label
 
 from . import compat
 from ..errors import Unsupported
@@ -22,11 +22,68 @@ _AFTER_LOAD = {"iter": ("GET_ITER",), "exc_prev": ("PUSH_EXC_INFO", "POP_TOP")}
 @dataclass(frozen=True)
 class ResumeOrigin:
     """Where a resume function's instructions come from: ``code``'s instruction ``index``
-    is the resume function's instruction ``index + offset_shift``."""
+    is the resume function's instruction ``index + index_shift``."""
 
     code: types.CodeType
-    prologue_length: int
+    index_shift: int
     offset: int  # bytecode offset of the resume instruction in ``code``
+
+
+def closure_names(code) -> tuple:
+    """The free variables of every resume function of ``code``: its own free variables,
+    then its cell variables (NOTE: [cells across graph breaks])."""
+    return code.co_freevars + code.co_cellvars
+
+
+def bind(code, f_globals: dict, closure: tuple) -> types.FunctionType:
+    """The resume function running ``code`` over the cells ``closure`` (the running
+    frame's, in ``closure_names`` order): made when it is called, per call."""
+    return types.FunctionType(code, f_globals, code.co_name, None, closure or None)
+
+
+def _cells_made_free(bc: Bytecode) -> int:
+    """Turn ``bc``'s cell variables into free variables (after its own), in place.
+
+    NOTE: [cells across graph breaks] A resume function must share the frame's cells, not
+    copies: a closure made before the break and called after it sees later assignments,
+    one made after it sees earlier ones, and a ``nonlocal`` write on either side reaches
+    the other. The interpreter can only put an existing cell into a frame as a free
+    variable (MAKE_CELL always makes a new one), so a resume function has no cell
+    variables: the original's become free variables, and the code calling it makes the
+    function at run time (``bind``) over the running frame's cells, the transformed
+    code's own (its free variables' cells arrive as arguments; its cell variables' cells
+    are made once, holding their contents, and shared with every closure rebuilt there).
+    Returns how many setup instructions the change added (negative: removed).
+    """
+    cells = set(bc.cellvars)
+    if not cells:
+        return 0
+    for item in bc:
+        if not isinstance(item, Instr):
+            continue
+        arg = item.arg
+        if isinstance(arg, CellVar):
+            item.arg = FreeVar(arg.name)
+        elif isinstance(arg, str) and arg in cells and (item.opcode in dis.haslocal or item.opcode in dis.hasfree):
+            item.arg = FreeVar(arg)  # 3.13 spells an argument's cell by the argument's name
+        elif isinstance(arg, tuple) and cells.intersection(a for a in arg if isinstance(a, str)) \
+                and item.opcode in dis.haslocal:
+            raise Unsupported(f"a graph break in code whose {item.name} reads a cell")
+    made = [i for i, item in enumerate(bc) if isinstance(item, Instr) and item.name == "MAKE_CELL"]
+    if made != list(range(made[0], made[0] + len(made))) or len(made) != len(cells):
+        # (3.12's inlined comprehensions make a fresh cell per run of their body)
+        raise Unsupported("a graph break in code that makes cells as it runs (a comprehension's closure)")
+    location = bc[made[0]].location
+    for i in reversed(made):
+        del bc[i]
+    bc.freevars = list(bc.freevars) + list(bc.cellvars)
+    bc.cellvars = []
+    copy = next((item for item in bc if isinstance(item, Instr) and item.name == "COPY_FREE_VARS"), None)
+    if copy is not None:
+        copy.arg = len(bc.freevars)
+        return -len(made)
+    bc.insert(0, Instr("COPY_FREE_VARS", len(bc.freevars), location=location))
+    return 1 - len(made)
 
 
 def real_instructions(bc: Bytecode) -> list:
@@ -77,18 +134,18 @@ class ResumeFunctions:
         origin = self.origins.get(code)
         if origin is None:
             return code, index
-        return origin.code, index - origin.prologue_length
+        return origin.code, index - origin.index_shift
 
     def offset_in(self, resume_code, index: int, running_code=None) -> int:
         """The bytecode offset of the original's instruction ``index`` in ``resume_code``,
         or in ``running_code``: the same code behind a prologue of the frame hook's."""
         own = dis_instructions(resume_code)
         running = dis_instructions(running_code) if running_code is not None else own
-        return running[len(running) - len(own) + index + self.origins[resume_code].prologue_length].offset
+        return running[len(running) - len(own) + index + self.origins[resume_code].index_shift].offset
 
-    def get(self, code, index: int, stack_layout: tuple, local_names: tuple, f_globals: dict, cells: tuple = (),
-            exits: tuple = ()):
-        """The resume function of ``code`` at instruction ``index``.
+    def get(self, code, index: int, stack_layout: tuple, local_names: tuple, exits: tuple = ()) -> types.CodeType:
+        """The code of ``code``'s resume function at instruction ``index``; ``bind`` makes
+        the function, over the cells ``closure_names(code)`` names.
 
         Args:
             stack_layout: one entry per stack slot, bottom first: "value" (passed as an
@@ -102,26 +159,27 @@ class ResumeFunctions:
                 pops ``pops`` values and returns ``handover(locals())`` instead (NOTE:
                 [graph breaks in loops]).
         """
-        key = (code, index, stack_layout, local_names, id(f_globals), tuple(id(c) for c in cells),
-               tuple((at, pops, id(handover)) for at, pops, handover in exits))
+        key = (code, index, stack_layout, local_names, tuple((at, pops, id(handover)) for at, pops, handover in exits))
         entry = self._cache.get(key)
         if entry is None:
-            if len(cells) != len(code.co_freevars):
-                raise Unsupported("a graph break in a closure whose cells are unknown")
-            fn = self._build(code, index, stack_layout, local_names, f_globals, cells, exits)
-            entry = self._cache[key] = (fn, cells, exits)  # (keeps what the key's ids name alive)
+            entry = self._cache[key] = (self._build(code, index, stack_layout, local_names, exits), exits)
+            # (the entry keeps the handovers the key names by id alive)
         return entry[0]
 
-    def _build(self, code, index, stack_layout, local_names, f_globals, cells, exits=()):
+    def _build(self, code, index, stack_layout, local_names, exits=()) -> types.CodeType:
         bc = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
         instructions = real_instructions(bc)
         target = instructions[index]
+        cells = closure_names(code)
         for at, pops, handover in exits:
             exit_instruction = instructions[at]
             location = exit_instruction.location
-            call_locals = compat.call_const(locals, [], 0, location=location)
+            # handover(locals(), (cell, ...)): the code after the loop shares the cells too
+            handover_args = compat.call_const(locals, [], 0, location=location)
+            handover_args += [compat.load_cell(name, location=location) for name in cells]
+            handover_args.append(Instr("BUILD_TUPLE", len(cells), location=location))
             stub = [Instr("POP_TOP", location=location)] * pops
-            stub += compat.call_const(handover, call_locals, 1, location=location)
+            stub += compat.call_const(handover, handover_args, 2, location=location)
             position = next(i for i, item in enumerate(bc) if item is exit_instruction)
             bc[position:position] = stub + [Instr("RETURN_VALUE", location=location)]
         label = Label()
@@ -142,6 +200,7 @@ class ResumeFunctions:
             setup += 1
         position = next(i for i, item in enumerate(bc) if item is instructions[setup])
         bc[position:position] = prologue
+        added = _cells_made_free(bc)
         offset = dis_instructions(code)[index].offset
         name = f"__resume_at_{offset}_{code.co_name}"
         bc.name = name
@@ -164,5 +223,8 @@ class ResumeFunctions:
         # the handlers, reached through the exception table, need the original's size.)
         new_code = new_code.replace(co_qualname=f"{code.co_qualname}.<resume@{offset}>",
                                     co_stacksize=max(new_code.co_stacksize, code.co_stacksize))
-        self.origins[new_code] = ResumeOrigin(code, len(prologue), offset)  # setup stays in front
-        return types.FunctionType(new_code, f_globals, name, None, tuple(cells) or None)
+        if new_code.co_freevars != cells:
+            raise RuntimeError(f"resume function of {code.co_qualname}: free variables {new_code.co_freevars}, "
+                               f"expected {cells}")
+        self.origins[new_code] = ResumeOrigin(code, len(prologue) + added, offset)  # setup stays in front
+        return new_code

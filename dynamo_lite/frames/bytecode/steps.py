@@ -151,6 +151,11 @@ class StepRecorder:
     def call(self, fn, nargs: int) -> None:
         self.push(Call(Const(fn), self.pop_many(nargs)))
 
+    def call_pushed(self, nargs: int) -> None:
+        """A call of the value below its ``nargs`` arguments (a function made at run time)."""
+        args = self.pop_many(nargs)
+        self.push(Call(self.pop(), args))
+
     def label(self, label: Label) -> None:
         """The taken side of a branch starts here: its steps go into the branch."""
         step, stack = self._pending_branches.pop(label)

@@ -41,8 +41,25 @@ class TranslatorHook(Protocol):
     def instrument(self, fn) -> bool:
         """Give ``fn`` the dispatch prologue (a callee run eagerly after a graph break)."""
 
+    def instrument_code(self, code: types.CodeType) -> types.CodeType | None:
+        """``code`` with the dispatch prologue (a resume function's, made at run time), or None."""
+
     def is_disabled(self, fn_or_code) -> bool:
         """True if ``dl.disable`` marked this function (it is called, never inlined)."""
+
+
+class _Unbound:
+    """Type of ``UNBOUND``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<unbound cell>"
+
+
+#: What a translation gets for a free variable whose cell is empty (a resume function's
+#: closure over a variable the frame assigns after its break); guarded like a constant.
+UNBOUND = _Unbound()
 
 
 @dataclass
@@ -54,10 +71,14 @@ class FrameRequest:
         f_globals: the globals of the frame being called.
         names: names of ``values``: the code's arguments
             (``co_varnames[:argcount + kwonly + varargs + varkw]``) then ``co_freevars``.
-        values: their values for this call (free variables: the cells' contents).
+        values: their values for this call (free variables: the cells' contents, or
+            ``UNBOUND``).
         config: the active compile configuration.
         hook: the frame hook, so the translator can instrument callees (graph breaks).
-        cells: the free variables' cells themselves (resume functions close over them).
+        cells: the free variables' cells themselves.
+
+    The transformed code the translator returns takes ``values`` and then the free
+    variables' cells (NOTE: [cells across graph breaks]).
     """
 
     code: types.CodeType

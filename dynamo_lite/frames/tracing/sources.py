@@ -55,6 +55,32 @@ class LocalSource(Source):
         cg.load_fast(self.local_name)
 
 
+#: The transformed code of a frame with free variables gets their cells as arguments named so.
+CELL_ARGUMENT_PREFIX = "__dl_cell_"
+
+
+def cell_argument(name: str) -> str:
+    """The transformed code's argument holding the cell of free variable ``name``."""
+    return CELL_ARGUMENT_PREFIX + name
+
+
+@dataclass(eq=False)
+class FrameCellSource(Source):
+    """The cell object of one of the frame's free variables (passed to the transformed
+    code as an argument of its own: NOTE: [cells across graph breaks])."""
+
+    cell_name: str
+
+    def expr(self) -> str:
+        return local_identifier(cell_argument(self.cell_name))
+
+    def name(self) -> str:
+        return f"the cell of {self.cell_name}"
+
+    def reconstruct(self, cg) -> None:
+        cg.load_fast(cell_argument(self.cell_name))
+
+
 @dataclass(eq=False)
 class GlobalSource(Source):
     global_name: str

@@ -10,7 +10,7 @@ from . import debug
 from .autograd_graphs import GRAD_MODE_SOURCE, autograd_aware
 from ..runtime.cache import CacheEntry
 from ..bytecode.codegen import TransformedCodeBuilder
-from ..runtime.context import FrameRequest
+from ..runtime.context import UNBOUND, FrameRequest
 from ..errors import Unsupported
 from ..report import BreakReason, TranslationReport
 from .graph_break import BreakPlan, log_break, raises_after_graph
@@ -20,7 +20,7 @@ from ..tracing.guards import CONSTANT_MATCH, ID_MATCH, SHAPE_ENV, compile_guards
 from ..tracing.shape_guards import ShapeGuard, ShapeGuardSource
 from ..tracing.output_graph import OutputGraph
 from ..tracing.trace_rules import is_library_code
-from ..tracing.sources import AttrSource, ConstSource, LocalSource
+from ..tracing.sources import AttrSource, ConstSource, FrameCellSource, LocalSource, cell_argument
 from .translator import GraphBreak, InstructionTranslator
 from ..tracing.variables.contexts import context_entry
 from ..tracing.variables.base import CellVariable, ConstantVariable, symbolic_sizes
@@ -86,15 +86,23 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
     resume_functions = request.hook.resume_functions
     tx = InstructionTranslator(code, request.f_globals, {}, output, allow_breaks=not request.config.fullgraph,
                                hook=request.hook)
-    free = set(code.co_freevars)
+    cells = dict(zip(code.co_freevars, request.cells))
     for name, value in zip(request.names, request.values):
-        variable = tx.wrap(value, LocalSource(name))
-        tx.locals[name] = CellVariable(variable, name, external=True) if name in free else variable
+        if value is UNBOUND:  # an empty cell: reading it raises, as in eager code
+            output.guards.add(LocalSource(name), ID_MATCH, UNBOUND)
+            variable = None
+        else:
+            variable = tx.wrap(value, LocalSource(name))
+        if name in cells:  # one tracker per cell: a closure passed in may share it
+            variable = CellVariable(variable, name, external=True, source=FrameCellSource(name))
+            output.objects[id(cells[name])] = (cells[name], variable)
+        tx.locals[name] = variable
     for name in code.co_cellvars:  # arguments captured by inner functions live in cells
         if name in tx.locals and not isinstance(tx.locals[name], CellVariable):
             tx.locals[name] = CellVariable(tx.locals[name], name)
 
-    builder = TransformedCodeBuilder(code, request.names)
+    # The transformed code also gets the free variables' cells (NOTE: [cells across graph breaks]).
+    builder = TransformedCodeBuilder(code, request.names + tuple(cell_argument(name) for name in code.co_freevars))
     break_reasons, plan = [], None
     try:
         returned = tx.run()
@@ -116,7 +124,7 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
             # Its own frame compiles when the eager call runs it (also when this frame
             # cannot resume and runs eagerly).
             request.hook.instrument(callee)
-        plan = BreakPlan(tx, snapshot, reason, resume_functions, request.f_globals, has_work, request.cells,
+        plan = BreakPlan(tx, snapshot, reason, resume_functions, request.f_globals, has_work,
                          at_loop_head=loop_head is not None)
         break_reasons.append(_break_reason(reason))
         log_break(code, reason)

@@ -10,8 +10,7 @@ from .try_breaks import NO_ROUTE, ExceptionRoute
 from .loops import LoopExit, loop_exits
 from ..bytecode.liveness import live_locals
 from ..logs import graph_breaks_log
-from ..runtime.cache import original_code
-from ..bytecode.resume import real_instructions
+from ..bytecode.resume import bind, closure_names, real_instructions
 from ..tracing.variables.base import CellVariable, NullVariable
 from ..tracing.variables.exceptions import CaughtExceptionVariable
 from ..tracing.variables.iterators import IteratorVariable
@@ -50,7 +49,7 @@ class BreakPlan:
         f_globals: the frame's globals.
     """
 
-    def __init__(self, tx, snapshot, reason, resume_functions, f_globals, graph_has_work: bool, cells: tuple = (),
+    def __init__(self, tx, snapshot, reason, resume_functions, f_globals, graph_has_work: bool,
                  at_loop_head: bool = False):
         self.tx = tx
         self.snapshot = snapshot
@@ -58,17 +57,16 @@ class BreakPlan:
         self.handled_at = dict(snapshot.exception_slots)  # stack slot -> the exception its except clause handles
         self.resume = resume_functions
         self.f_globals = f_globals
-        self.cells = cells
         self.instruction = tx.instructions[snapshot.index]
         self.original_code, self.original_index = resume_functions.original_position(tx.code, snapshot.index)
         self.original_instructions = real_instructions(Bytecode.from_code(self.original_code))
-        free = set(self.original_code.co_freevars)  # resume functions close over the same cells
-        self.locals = {}
-        for name, var in snapshot.locals.items():
-            if isinstance(var, CellVariable):
-                var = var.contents
-            if var is not None and name not in free:
-                self.locals[name] = var
+        # Resume functions close over the frame's cells (NOTE: [cells across graph breaks]).
+        self.closure = [snapshot.locals.get(name) for name in closure_names(self.original_code)]
+        if not all(isinstance(cell, CellVariable) for cell in self.closure):
+            raise Unsupported(f"{reason.reason} (and the frame cannot resume after it: a cell is not tracked)",
+                              reason.filename, reason.lineno, reason.hint)
+        cells = set(closure_names(self.original_code))
+        self.locals = {name: var for name, var in snapshot.locals.items() if var is not None and name not in cells}
         name = self.instruction.opname
         stack = snapshot.stack
         self.exception = None
@@ -122,7 +120,7 @@ class BreakPlan:
             return []
         live = set().union(*(self._live_at(t) for t in self.targets))
         stack = [self.passed_value(slot, v) for slot, v in enumerate(self.snapshot.stack) if not isinstance(v, NullVariable)]
-        return stack + [v for name, v in self.locals.items() if name in live]
+        return stack + [v for name, v in self.locals.items() if name in live] + self.closure
 
     def layout(self, below: list) -> tuple:
         """The resume-function stack layout of the stack values ``below``."""
@@ -142,10 +140,21 @@ class BreakPlan:
         live = self._live_at(resume_index) - unbound
         return tuple(name for name in self.locals if name in live)
 
-    def _resume_function(self, resume_index: int, layout: tuple, exits: tuple = (), unbound: frozenset = frozenset()):
-        names = self._local_names(resume_index, unbound)
-        fn = self.resume.get(self.original_code, resume_index, layout, names, self.f_globals, self.cells, exits)
-        return fn, names
+    def _emit_resume_function(self, cg, code) -> None:
+        """Push the resume function running ``code``: made here over the frame's cells when
+        it has any (NOTE: [cells across graph breaks])."""
+        if not self.closure:
+            cg.load_const(bind(code, self.f_globals, ()))
+            return
+
+        def emit_args():
+            cg.load_const(code)
+            cg.load_const(self.f_globals)
+            for cell in self.closure:
+                cg.reconstruct(cell)
+            cg.build(tuple, len(self.closure))
+
+        cg.call_const(bind, emit_args, 3)
 
     # -- emission --------------------------------------------------------------------------
     def emit(self, cg, hook) -> None:
@@ -175,11 +184,11 @@ class BreakPlan:
         its value. With ``exits`` the function is a loop's (NOTE: [graph breaks in loops]):
         it is never translated, and leaves through ``exits``."""
         layout = self.layout(below) + ("value",) * (len(temps) + lasti)
-        fn, names = self._resume_function(resume_index, layout, exits or (), unbound)
-        resume_code = original_code(fn.__code__)  # without the hook's prologue
+        names = self._local_names(resume_index, unbound)
+        resume_code = self.resume.get(self.original_code, resume_index, layout, names, exits or ())
         self.resume_codes.append(resume_code)
-        if hook is not None and exits is None:
-            hook.instrument(fn)
+        running = hook.instrument_code(resume_code) if hook is not None and exits is None else None
+        running = running or resume_code  # (with the hook's prologue when it compiles)
 
         def emit_args():
             for slot, (variable, kind) in enumerate(zip(below, layout)):
@@ -188,14 +197,14 @@ class BreakPlan:
                 elif kind != "null":
                     cg.reconstruct(self.passed_value(slot, variable))
             if lasti:  # where the interpreter's handler stack says the exception came from
-                cg.load_const(self.resume.offset_in(resume_code, self.original_index, fn.__code__))
+                cg.load_const(self.resume.offset_in(resume_code, self.original_index, running))
             for name in temps:
                 cg.load_fast(name)
             for name in names:
                 cg.reconstruct(self.locals[name])
 
         nargs = sum(1 for kind in layout if kind != "null") + len(names)
-        cg.call_const(fn, emit_args, nargs)
+        cg.call_pushed(lambda: self._emit_resume_function(cg, running), emit_args, nargs)
         cg.emit("RETURN_VALUE")
 
     def _first_of_call(self) -> int:
@@ -262,11 +271,11 @@ class BreakPlan:
         it in the loop's function, running eagerly)."""
         stack = self.snapshot.stack
         exits = loop_exits(self.original_code, self.original_index) if len(stack) == 1 else None
-        free = set(self.original_code.co_freevars)
+        cells = set(closure_names(self.original_code))
         handovers = []
         for at, resume_index, pops in exits or ():
-            names = tuple(sorted(self._live_at(resume_index) - free))
-            handover = LoopExit(self.resume, hook, self.original_code, resume_index, names, self.f_globals, self.cells)
+            names = tuple(sorted(self._live_at(resume_index) - cells))
+            handover = LoopExit(self.resume, hook, self.original_code, resume_index, names, self.f_globals)
             handovers.append((at, pops, handover))
         self.call_resume(cg, hook, self.targets[0], stack, [], tuple(handovers))
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from ..bytecode import compat
 from ..bytecode.liveness import live_locals
-from ..bytecode.resume import indexed_instructions
+from ..bytecode.resume import bind, indexed_instructions
 from .exceptions import in_try_block
 
 _JUMPS = frozenset(compat.UNCONDITIONAL_JUMPS) | frozenset(compat.CONDITIONAL_JUMPS)
@@ -115,18 +115,17 @@ def _stack_depths(instructions, index_of_offset, entries, for_iter: int, last: i
 
 class LoopExit:
     """Called where a loop's resume function leaves the loop, with the frame's
-    ``locals()``: continues in the resume function of the code after the loop, made for
-    the locals that are bound at that point (a local the loop may or may not have
-    assigned stays unbound, as it is in the eager frame)."""
+    ``locals()`` and cells: continues in the resume function of the code after the loop,
+    made for the locals that are bound at that point (a local the loop may or may not have
+    assigned stays unbound, as it is in the eager frame), over the same cells."""
 
-    def __init__(self, resume_functions, hook, code, index: int, names: tuple, f_globals, cells):
+    def __init__(self, resume_functions, hook, code, index: int, names: tuple, f_globals):
         self.resume_functions, self.hook = resume_functions, hook
         self.code, self.index, self.names = code, index, names
-        self.f_globals, self.cells = f_globals, cells
+        self.f_globals = f_globals
 
-    def __call__(self, frame_locals: dict):
+    def __call__(self, frame_locals: dict, cells: tuple):
         names = tuple(name for name in self.names if name in frame_locals)
-        fn = self.resume_functions.get(self.code, self.index, (), names, self.f_globals, self.cells)
-        if self.hook is not None:
-            self.hook.instrument(fn)
-        return fn(*[frame_locals[name] for name in names])
+        code = self.resume_functions.get(self.code, self.index, (), names)
+        running = self.hook.instrument_code(code) if self.hook is not None else None
+        return bind(running or code, self.f_globals, cells)(*[frame_locals[name] for name in names])

@@ -325,5 +325,15 @@ class CellVariable(VariableTracker):
     def children(self) -> list:
         return [] if self.contents is None else [self.contents]
 
+    def reconstruct(self, cg) -> None:
+        """The cell object: reloaded from its source, or, a cell of the frame, a new cell
+        holding the contents (built once: NOTE: [cells across graph breaks])."""
+        if self.source is not None:
+            self.source.reconstruct(cg)
+        elif self.contents is None:  # unbound at the break (assigned later, or deleted)
+            cg.call_const(types.CellType, lambda: None, 0)
+        else:
+            cg.call_const_on(types.CellType, [self.contents])
+
     def __repr__(self) -> str:
         return f"CellVariable({self.name}={self.contents!r})"

@@ -29,7 +29,7 @@ from .dicts import DictVariable
 from .exceptions import CaughtExceptionVariable
 from .sets import SetVariable
 from .iterators import ContainerIteratorVariable, LazyIteratorVariable, iterate
-from .functions import PartialVariable, UserFunctionVariable, UserMethodVariable
+from .functions import ClosureFunctionVariable, PartialVariable, UserFunctionVariable, UserMethodVariable
 from .library import OpaqueCallableVariable
 from .lifted_float import lift
 from .classes import ClassVariable
@@ -196,6 +196,9 @@ def _wrap_object(tx, value, source) -> VariableTracker:
         _guard(tx, AttrSource(source, "__self__"), G.ID_MATCH if isinstance(owner, type) else G.TYPE_MATCH,
                owner if isinstance(owner, type) else type(owner))
         _guard(tx, AttrSource(source, "__name__"), G.CONSTANT_MATCH, value.__name__)
+    elif isinstance(variable, ClosureFunctionVariable):
+        _guard(tx, source, G.TYPE_MATCH, types.FunctionType)
+        _guard(tx, AttrSource(source, "__code__"), G.ID_MATCH, value.__code__)
     elif not isinstance(value, types.MethodType):
         _guard(tx, source, G.ID_MATCH, value)
     return variable
@@ -249,6 +252,8 @@ def _object_variable(tx, value, source) -> VariableTracker:
             return TracedCallableVariable(value, f"{value.__module__}.{value.__qualname__}", source)
         if trace_rules.rule_for_function(value) == trace_rules.OPAQUE:
             return OpaqueCallableVariable(value, source)
+        if value.__closure__ is not None and source is not None:
+            return ClosureFunctionVariable(value, source)
         return UserFunctionVariable(value, source)
     if isinstance(value, types.MethodType):
         if source is not None:

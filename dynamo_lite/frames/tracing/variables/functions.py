@@ -75,6 +75,20 @@ class UserFunctionVariable(VariableTracker):
         return f"UserFunctionVariable({self.fn.__qualname__})"
 
 
+class ClosureFunctionVariable(UserFunctionVariable):
+    """A user function with a closure, read from the frame: guarded by its code, not by
+    its identity. Such a function is made anew at each run of the code defining it (a
+    resume function gets the closures made before its break as arguments, new ones each
+    call), so its identity is no constant (``g is h`` runs eagerly) and guarding it would
+    recompile at every call; its cells' contents are guarded where they are read."""
+
+    def as_python_constant(self):
+        raise Unsupported(f"the identity of the closure {self.fn.__qualname__} (a new object at each call)")
+
+    def __repr__(self) -> str:
+        return f"ClosureFunctionVariable({self.fn.__qualname__})"
+
+
 class UserMethodVariable(UserFunctionVariable):
     """A user function bound to an object variable (``self`` is passed first)."""
 
@@ -130,14 +144,12 @@ class NestedFunctionVariable(UserFunctionVariable):
         return self._defaults, self._kwdefaults
 
     def children(self) -> list:
-        return [*self._defaults, *self._kwdefaults.values()]
+        return [*self._defaults, *self._kwdefaults.values(), *self._closure]
 
     def reconstruct(self, cg) -> None:
         """A new function over the same code (a lambda or comprehension passed on at a
-        graph break); its closure only over cells the code can reload (another cell,
-        made in the frame, may be written after the break through the frame's own)."""
-        if any(cell.source is None for cell in self._closure):
-            raise Unsupported(f"cannot rebuild {self} in compiled code: it closes over a variable of the frame")
+        graph break), closing over the same cells as the frame's code after the break
+        (NOTE: [cells across graph breaks])."""
 
         def emit_args():
             cg.load_const(self._code)
@@ -150,7 +162,7 @@ class NestedFunctionVariable(UserFunctionVariable):
                 cg.reconstruct(default)
             cg.build(dict, len(self._kwdefaults))
             for cell in self._closure:
-                cell.source.reconstruct(cg)
+                cg.reconstruct(cell)
             cg.build(tuple, len(self._closure))
 
         cg.call_const(make_function, emit_args, 5)
