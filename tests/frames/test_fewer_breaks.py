@@ -452,10 +452,10 @@ def _deep_handler(x, xs):
 
 
 def test_resume_functions_keep_the_stack_their_handlers_need():
-    from dynamo_lite.frames.bytecode.resume import ResumeFunctions, dis_instructions
+    from dynamo_lite.frames.bytecode.resume import ResumeFunctions, bind, dis_instructions
 
     code = _deep_handler.__code__
     get_iter = next(i for i, ins in enumerate(dis_instructions(code)) if ins.opname == "GET_ITER")
-    fn = ResumeFunctions().get(code, get_iter, ("value",), ("x", "xs"), globals())
+    fn = bind(ResumeFunctions().get(code, get_iter, ("value",), ("x", "xs")), globals(), ())
     assert fn.__code__.co_stacksize >= code.co_stacksize  # fuzz seed 1320 read garbage below it
     assert_equal_values(fn([t(0)], t(1), [t(0)]), _deep_handler(t(1), [t(0)]))

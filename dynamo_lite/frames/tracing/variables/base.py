@@ -49,6 +49,11 @@ class VariableTracker:
         runs (what a caught exception says: exceptions.RuntimeValueVariable)."""
         return False
 
+    def run_time_operand(self) -> "VariableTracker":
+        """What formatting at run time formats (``formats_at_run_time``): the value itself,
+        rebuilt when the code runs (a lifted float: its graph value, not its traced one)."""
+        return self
+
     def enter_with(self, tx) -> tuple:
         """BEFORE_WITH: ``(the __exit__ to call on leaving, the value of ``as``)``."""
         raise Unsupported(f"a with block over {self}")

@@ -57,13 +57,21 @@ def _issubclass(tx, cls, classes):
 
 
 def _text_at_run_time(convert):
-    """``str(e)``/``repr(e)`` of a caught exception: computed when the code runs."""
+    """``str(e)``/``repr(e)`` of a caught exception or a lifted float: computed when the code runs."""
     def handler(tx, *args, **kwargs):
         if len(args) == 1 and not kwargs and args[0].formats_at_run_time():
-            return RuntimeValueVariable(convert, args, str)
+            return RuntimeValueVariable(convert, [args[0].run_time_operand()], str)
         raise Unsupported(f"builtin {convert.__name__}() with these arguments")
 
     return handler
+
+
+def _format(tx, value, spec=None):
+    """``format(value, spec)`` of a value formatted when the code runs (``_text_at_run_time``)."""
+    spec = spec if spec is not None else ConstantVariable("")
+    if value.formats_at_run_time() and spec.is_python_constant():
+        return RuntimeValueVariable(format, [value.run_time_operand(), spec], str)
+    raise Unsupported("builtin format() with these arguments")
 
 
 def _tuple(tx, value=None):
@@ -226,6 +234,7 @@ BUILTIN_HANDLERS = {
     print: _print,
     str: _text_at_run_time(str),
     repr: _text_at_run_time(repr),
+    format: _format,
 }
 
 

@@ -31,6 +31,7 @@ from .. import guards as G
 from ..proxy import ProxyTensor
 from ..sources import AttrSource, ItemSource, Source
 from .base import ConstantVariable, VariableTracker
+from .exceptions import RuntimeValueVariable
 from .tensor import TensorVariable, TracedCallableVariable
 
 #: Operators that keep a lifted float lifted (with a number, a lifted float or a tensor).
@@ -100,6 +101,14 @@ class LiftedFloatVariable(VariableTracker):
     def reconstruct(self, cg) -> None:
         # Specialized: its source may hold another float by the time the code rebuilds it.
         cg.load_const(self.as_python_constant())
+
+    def formats_at_run_time(self) -> bool:
+        return True  # f"{lr:.4f}", str(lr): text made from the graph's value, not guarded
+
+    def run_time_operand(self) -> VariableTracker:
+        """The float the graph computed, read when the code runs (``float()`` of its 0-dim
+        float64 output: exactly the Python float the eager code has)."""
+        return RuntimeValueVariable(float, [TensorVariable(self.proxy)], float)
 
     def operand(self, tx, dtype) -> ProxyTensor:
         """This float as a 0-dim tensor operand of a ``dtype`` tensor op (a Python float's dtype)."""

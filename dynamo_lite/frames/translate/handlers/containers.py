@@ -123,8 +123,8 @@ def unpack_ex(tx, ins):
 
 def _format(value, spec: str, conversion: int = 0):
     if value.formats_at_run_time():
-        return RuntimeValueVariable(format_at_run_time, [value, ConstantVariable(spec), ConstantVariable(conversion)],
-                                    str)
+        return RuntimeValueVariable(format_at_run_time, [value.run_time_operand(), ConstantVariable(spec),
+                                                          ConstantVariable(conversion)], str)
     if not value.is_python_constant():
         raise Unsupported("formatting a value that is not a Python constant (e.g. a tensor) into a string")
     return ConstantVariable(format(CONVERSIONS[conversion](value.as_python_constant()), spec))
