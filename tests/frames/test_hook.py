@@ -11,7 +11,7 @@ import pytest
 
 from dynamo_lite.frames.bytecode import compat
 from dynamo_lite.frames.runtime.cache import CacheEntry, cache_of, fallback_entry, original_code
-from dynamo_lite.frames.runtime.context import CompileConfig
+from dynamo_lite.frames.runtime.context import UNBOUND, CompileConfig
 from dynamo_lite.frames.runtime.hook import SENTINEL, FrameHook, argument_names
 
 CONFIG = CompileConfig(backend=lambda gm, example_inputs: gm.forward, backend_name="fake")
@@ -159,29 +159,49 @@ def test_cell_argument_body_still_sees_the_cell_on_fallback():
     hook.reset()
 
 
-def test_free_variables_pass_cell_contents(hook, translator):
+def test_free_variables_pass_cell_contents_then_the_cells(hook, translator):
     fn = make_closure(100)
     hook.instrument(fn)
-    assert active(hook, fn, 1) == ("compiled", (1, 100))
+    kind, values = active(hook, fn, 1)
+    assert (kind, values[:2]) == ("compiled", (1, 100))
+    assert values[2] is fn.__closure__[0]  # the translation runs with the cells too
     assert translator.requests[0].names == ("x", "z")
+    assert translator.requests[0].cells == fn.__closure__
     other = make_closure(7)  # same code, another closure: shares the instrumented code
     hook.instrument(other)
     assert other.__code__ is fn.__code__
-    assert active(hook, other, 1) == ("compiled", (1, 7))
+    kind, values = active(hook, other, 1)
+    assert values[:2] == (1, 7) and values[2] is other.__closure__[0]
 
 
-def test_unbound_free_variable_runs_eagerly_and_raises_like_eager(hook, translator):
+def test_unbound_free_variable_reaches_the_translator_as_unbound(hook, translator):
     def outer():
         def reads_later():
             return later
         hook.instrument(reads_later)
-        with pytest.raises(NameError, match="later"):
-            active(hook, reads_later)
+        first = active(hook, reads_later)
         later = 5
-        return active(hook, reads_later)
+        return first, active(hook, reads_later)
 
-    assert outer() == ("compiled", (5,))
-    assert len(translator.requests) == 1  # the unbound call never reached the translator
+    (kind, values), (_, bound_values) = outer()
+    assert values[0] is UNBOUND and bound_values[0] == 5
+    assert repr(UNBOUND) == "<unbound cell>"
+    assert len(translator.requests) == 2  # (the fake guards on types: UNBOUND's differs)
+
+
+def test_unbound_free_variable_raises_like_eager():
+    import dynamo_lite as dl
+
+    def outer():
+        def reads_later(x):
+            return x + later
+        compiled = dl.compile(reads_later, backend="eager")
+        with pytest.raises(NameError, match="later"):
+            compiled(dl.ones(2))
+        later = 5
+        return compiled(dl.ones(2))
+
+    assert outer().tolist() == [6.0, 6.0]
 
 
 # ---------------------------------------------------------------------- the returned value
