@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import builtins
+import reprlib
 import types
 from dataclasses import dataclass
 
 from ...nn.module import Module
 from ...nn.versioning import REBINDS
 from ...optim.optimizer import Optimizer
+from ...tensor.tensor import Tensor
 from . import guard_tree
 from .shape_guards import FRAME_VALUES
 from .sources import Source, local_identifier
@@ -55,7 +57,41 @@ def describe_object(obj) -> str:
         return f"<function {obj.__qualname__}>"
     if type(obj).__module__ in ("dynamo_lite.tensor.dtype", "dynamo_lite.tensor.device"):
         return repr(obj)
+    if isinstance(obj, Tensor):
+        return f"<{_ShortRepr.tensor(obj)} at {id(obj):#x}>"
     return f"<{type(obj).__name__} at {id(obj):#x}>"
+
+
+class _ShortRepr(reprlib.Repr):
+    """Reprs for guard failures: tensors by type, dtype and shape, never by their data;
+    containers and strings cut short."""
+
+    def __init__(self):
+        super().__init__()
+        self.maxlevel, self.maxdict, self.maxlist, self.maxtuple, self.maxset = 2, 3, 4, 4, 4
+        self.maxstring = self.maxother = self.maxlong = 40
+
+    @staticmethod
+    def tensor(t) -> str:
+        return f"{type(t).__name__}(dtype={t.dtype.name}, shape={list(t.shape)})"
+
+    def repr1(self, x, level):
+        if isinstance(x, Tensor):
+            return self.tensor(x)
+        base = next((b for b in (dict, list, tuple, set) if isinstance(x, b)), None)
+        if base is not None and type(x) is not base and not hasattr(x, "_fields"):  # (a subclass: its items too)
+            return f"{type(x).__name__}({getattr(self, 'repr_' + base.__name__)(x, level)})"
+        return super().repr1(x, level)
+
+
+_SHORT_REPR = _ShortRepr()
+SHORT_REPR_LIMIT = 80  # characters of one value in a guard failure
+
+
+def short_repr(value) -> str:
+    """One line of at most ``SHORT_REPR_LIMIT`` characters showing ``value`` in a guard failure."""
+    text = " ".join(_SHORT_REPR.repr(value).split())
+    return text if len(text) <= SHORT_REPR_LIMIT else text[:SHORT_REPR_LIMIT - 3] + "..."
 
 
 class GuardSet:
@@ -205,15 +241,15 @@ _KINDS = {
         lambda e, obj, const: f"{e} is {const(obj)}",
         lambda name, obj: f"{name} is {describe_object(obj)}",
         lambda name, actual, obj, _: _unless(actual is obj, (
-            f"{name}: expected the same object as when compiled ({type(obj).__name__} at {id(obj):#x}), "
-            f"got {type(actual).__name__} at {id(actual):#x}")),
+            f"{name}: expected the same object as when compiled, {describe_object(obj)}, "
+            f"got {describe_object(actual)}")),
         coverage="value",
     ),
     CONSTANT_MATCH: GuardKind(
         lambda e, v, const: f"(type({e}) is {const(type(v))} and {e} == {const(v)})",
         lambda name, v: f"{name} == {v!r}",
         lambda name, actual, v, _: _unless(
-            type(actual) is type(v) and actual == v, f"{name}: expected {v!r}, got {actual!r}"),
+            type(actual) is type(v) and actual == v, f"{name}: expected {short_repr(v)}, got {short_repr(actual)}"),
         coverage="value",
     ),
     TENSOR_MATCH: GuardKind(
@@ -233,8 +269,7 @@ _KINDS = {
     DICT_KEYS: GuardKind(
         lambda e, keys, const: f"list({e}) == {const(list(keys))}",
         lambda name, keys: f"list({name}.keys()) == {list(keys)!r}",
-        lambda name, actual, keys, _: _unless(
-            list(actual) == list(keys), f"{name}.keys(): expected {list(keys)!r}, got {list(actual)!r}"),
+        lambda name, actual, keys, _: _unless(list(actual) == list(keys), _explain_keys(name, list(actual), list(keys))),
         coverage="structure",
     ),
     SHAPE_ENV: GuardKind(  # expected: a ShapeGuard (frames/tracing/shape_guards.py)
@@ -258,6 +293,16 @@ _KINDS = {
         sources=lambda other: (other,),
     ),
 }
+
+
+def _explain_keys(name: str, actual: list, expected: list) -> str:
+    """The first key that differs, or the keys one list has beyond the other: never both lists."""
+    for i, (a, e) in enumerate(zip(actual, expected)):
+        if a != e:
+            return f"{name}.keys()[{i}]: expected {short_repr(e)}, got {short_repr(a)}"
+    common = min(len(actual), len(expected))
+    which, extra = ("more", actual[common:]) if len(actual) > common else ("missing", expected[common:])
+    return f"{name}.keys(): expected {len(expected)} keys, got {len(actual)} ({which}: {short_repr(extra)})"
 
 
 def _explain_tensor(name: str, t, expected) -> str | None:
