@@ -190,9 +190,12 @@ def _graph_outputs(variables: list, output) -> list:
     """Graph nodes the given variables need that cannot be reloaded from a source
     (tensors, and sizes that are symbolic: NOTE: [symbolic inputs])."""
     nodes: dict = {}
-    pending = list(variables)
+    pending, seen = list(variables), set()
     while pending:
         variable = pending.pop(0)
+        if id(variable) in seen:  # (a recursive closure's cell holds the function holding it)
+            continue
+        seen.add(id(variable))
         if isinstance(variable, TensorVariable):
             if variable.source is None:
                 nodes.setdefault(variable.node, None)
