@@ -302,3 +302,15 @@ def test_recursive_closure_runs_eagerly():
     # The rebuilt function and its cell would have to be made before either's contents:
     # the frame runs eagerly (it used to hang, walking the cycle for graph outputs).
     assert_same(_recursive_inner_function, x3(), expect_fallback=True)
+
+
+# -- closures from outside the frame keep their identity ---------------------------------------
+def _same_closure_twice(x, act, other):
+    return act(x) if act is other else x + 1
+
+
+def test_a_closure_argument_is_still_compared_by_identity():
+    scale = dl.ones(3) * 2
+    act = lambda t: t * scale  # noqa: E731
+    assert_same(_same_closure_twice, x3(), act, act)
+    assert_same(_same_closure_twice, x3(), act, lambda t: t)

@@ -86,20 +86,19 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
     resume_functions = request.hook.resume_functions
     tx = InstructionTranslator(code, request.f_globals, {}, output, allow_breaks=not request.config.fullgraph,
                                hook=request.hook)
-    cells = dict(zip(code.co_freevars, request.cells))
+    # One tracker per cell, known before the arguments are: a closure passed in may share it.
+    for name, cell in zip(code.co_freevars, request.cells):
+        tx.locals[name] = CellVariable(None, name, external=True, source=FrameCellSource(name))
+        output.objects[id(cell)] = (cell, tx.locals[name])
     for name, value in zip(request.names, request.values):
         if value is UNBOUND:  # an empty cell: reading it raises, as in eager code
             output.guards.add(LocalSource(name), ID_MATCH, UNBOUND)
-            variable = None
+            continue
+        variable = tx.wrap(value, LocalSource(name))
+        if isinstance(tx.locals.get(name), CellVariable):  # a free variable, or an argument inner functions capture
+            tx.locals[name].contents = variable
         else:
-            variable = tx.wrap(value, LocalSource(name))
-        if name in cells:  # one tracker per cell: a closure passed in may share it
-            variable = CellVariable(variable, name, external=True, source=FrameCellSource(name))
-            output.objects[id(cells[name])] = (cells[name], variable)
-        tx.locals[name] = variable
-    for name in code.co_cellvars:  # arguments captured by inner functions live in cells
-        if name in tx.locals and not isinstance(tx.locals[name], CellVariable):
-            tx.locals[name] = CellVariable(tx.locals[name], name)
+            tx.locals[name] = variable
 
     # The transformed code also gets the free variables' cells (NOTE: [cells across graph breaks]).
     builder = TransformedCodeBuilder(code, request.names + tuple(cell_argument(name) for name in code.co_freevars))

@@ -252,7 +252,7 @@ def _object_variable(tx, value, source) -> VariableTracker:
             return TracedCallableVariable(value, f"{value.__module__}.{value.__qualname__}", source)
         if trace_rules.rule_for_function(value) == trace_rules.OPAQUE:
             return OpaqueCallableVariable(value, source)
-        if value.__closure__ is not None and source is not None:
+        if source is not None and any(id(cell) in tx.output.objects for cell in value.__closure__ or ()):
             return ClosureFunctionVariable(value, source)
         return UserFunctionVariable(value, source)
     if isinstance(value, types.MethodType):

@@ -76,11 +76,11 @@ class UserFunctionVariable(VariableTracker):
 
 
 class ClosureFunctionVariable(UserFunctionVariable):
-    """A user function with a closure, read from the frame: guarded by its code, not by
-    its identity. Such a function is made anew at each run of the code defining it (a
-    resume function gets the closures made before its break as arguments, new ones each
-    call), so its identity is no constant (``g is h`` runs eagerly) and guarding it would
-    recompile at every call; its cells' contents are guarded where they are read."""
+    """A user function closing over a cell of the frame, read from the frame: guarded by
+    its code, not by its identity. A resume function gets the closures its frame made
+    before the break as arguments, new ones at each call (NOTE: [cells across graph
+    breaks]), so their identity is no constant (``g is h`` runs eagerly), and guarding it
+    would recompile at every call; its cells' contents are guarded where they are read."""
 
     def as_python_constant(self):
         raise Unsupported(f"the identity of the closure {self.fn.__qualname__} (a new object at each call)")
