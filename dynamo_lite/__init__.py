@@ -34,3 +34,5 @@ from . import optim  # noqa: E402
 from . import utils  # noqa: E402
 from .backends import get_num_threads, set_num_threads  # noqa: E402
 from . import compiler, cuda, jit  # noqa: E402  (the torch.compiler/cuda/jit queries ported code makes)
+from . import testing  # noqa: E402  (dl.testing.assert_close)
+from . import linalg, special  # noqa: E402  (dl.linalg.norm/inv/solve ..., dl.special.erf ...)

@@ -51,3 +51,10 @@ from . import complex_ops as _complex_ops, tensor_functions as _tensor_functions
 
 API_MODULES += (_complex_ops, _tensor_functions)
 __all__ = sorted({name for module in API_MODULES for name in module.__all__})
+from .order_stats import *  # noqa: F401,F403,E402
+from .differences import *  # noqa: F401,F403,E402
+from .special_ops import *  # noqa: F401,F403,E402
+from . import differences as _differences, order_stats as _order_stats, special_ops as _special_ops  # noqa: E402
+
+API_MODULES += (_order_stats, _differences, _special_ops)
+__all__ = sorted({name for module in API_MODULES for name in module.__all__})

@@ -4,3 +4,5 @@ from . import complex_numbers  # noqa: F401,E402
 from .table import DECOMPOSITIONS, DERIVATIVES, NOT_DIFFERENTIABLE, Derivative, decomposition, derivative, lookup
 
 __all__ = ["DECOMPOSITIONS", "DERIVATIVES", "decomposition", "NOT_DIFFERENTIABLE", "Derivative", "derivative", "lookup"]
+from . import order_stats  # noqa: F401,E402  (kthvalue, median)
+from . import linalg_solve  # noqa: F401,E402  (linalg.inv, linalg.solve)

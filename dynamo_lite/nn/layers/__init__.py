@@ -49,3 +49,7 @@ __all__ += [
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss  # noqa: E402
 
 __all__ += ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss"]
+
+from .ported import CosineSimilarity, HuberLoss, KLDivLoss, PairwiseDistance, PReLU, SmoothL1Loss  # noqa: E402
+
+__all__ += ["CosineSimilarity", "HuberLoss", "KLDivLoss", "PairwiseDistance", "PReLU", "SmoothL1Loss"]

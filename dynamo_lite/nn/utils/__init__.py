@@ -1,9 +1,9 @@
-"""nn.utils: gradient clipping (re-exported), and the int-or-pair helper layers share."""
+"""nn.utils: gradient clipping (re-exported), padding sequences (``rnn``), and the int-or-pair helper layers share."""
 from __future__ import annotations
 
 import numbers
 
-from .clip_grad import clip_grad_norm_, clip_grad_value_  # noqa: F401  (dl.nn.utils.*)
+from ..clip_grad import clip_grad_norm_, clip_grad_value_  # noqa: F401  (dl.nn.utils.*)
 
 
 def pair(value) -> tuple:
@@ -16,3 +16,4 @@ def pair(value) -> tuple:
     if len(value) != 2:
         raise ValueError(f"expected an int or a pair of ints, got {value!r}")
     return tuple(int(v) for v in value)
+from . import rnn  # noqa: E402,F401  (dl.nn.utils.rnn.pad_sequence)
