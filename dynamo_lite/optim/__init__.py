@@ -7,3 +7,6 @@ from .rmsprop import RMSprop
 from .sgd import SGD
 
 __all__ = ["Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "lr_scheduler", "swa_utils"]
+from .adam_variants import Adamax, NAdam, RAdam  # noqa: E402
+
+__all__ += ["Adamax", "NAdam", "RAdam"]

@@ -277,3 +277,15 @@ CASES.update({
     "polar": [(lambda r, t: dl.view_as_real(dl.polar(r, t)), [T(3, low=0.5), T(3)])],
     "angle": [(lambda x: dl.angle(dl.view_as_complex(x)), [T(3, 2)]), (lambda x: dl.angle(x), [T(3, low=0.5)])],
 })
+
+# The porting ops (order statistics, linear solves, erfc).
+_WELL_CONDITIONED = (dl.eye(3, dtype=dl.float64) * 3).detach()
+CASES.update({
+    "kthvalue": [(lambda a: dl.kthvalue(a, 2, dim=1)[0], [distinct(3, 4)]),
+                 (lambda a: dl.median(a), [distinct(3, 3)]),
+                 (lambda a: dl.median(a, 0, keepdim=True)[0], [distinct(3, 4)])],
+    "linalg_inv": [(lambda a: dl.linalg.inv(a + _WELL_CONDITIONED), [T(3, 3)])],
+    "linalg_solve": [(lambda a, b: dl.linalg.solve(a + _WELL_CONDITIONED, b), [T(3, 3), T(3, 2)]),
+                     (lambda a, b: dl.linalg.solve(a + _WELL_CONDITIONED, b), [T(2, 3, 3), T(3)])],
+    "erfc": [(lambda x: dl.erfc(x), [T(3, 4)])],
+})
