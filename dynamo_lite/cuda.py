@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 
+from .tensor.device import as_device
 from .tensor.generator import default_generator
 
 _NO_DEVICE = "dynamo_lite found no usable CUDA device (CuPy is not installed or sees no device)"
@@ -39,7 +40,6 @@ def _index(device) -> int:
         return current_device()
     if isinstance(device, int):
         return device
-    from .tensor.device import as_device
     index = as_device(device).index
     return current_device() if index is None else index
 

@@ -136,10 +136,9 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, chec
 
 
 def _values(tensor, dtype):
-    from .tensor.dtype import float32
     tensor = tensor.detach().cpu()
     if dtype == D.bfloat16:  # no NumPy bfloat16: its float32 values are exact
-        return tensor.to(float32).numpy()
+        return tensor.to(D.float32).numpy()
     return tensor.to(dtype).numpy()
 
 

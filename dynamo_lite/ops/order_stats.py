@@ -11,7 +11,11 @@ from collections import namedtuple
 from ..tensor import layout
 from ..tensor.dtype import int64
 from . import meta_rules as mr
+from .comparison import where
+from .factories import full, full_like
+from .math_ops import lerp
 from .registry import register_op
+from .unary import isnan
 
 __all__ = ["kthvalue", "median", "nanmedian", "quantile", "nanquantile"]
 
@@ -124,22 +128,20 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 
 def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
-    import dynamo_lite as dl  # the public functions, built on the registry
-
     _check_quantile_args(input, q, interpolation, name)
     scalar_q = not mr.is_tensor(q)
-    q = dl.full((1,), float(q), dtype=input.dtype, device=input.device) if scalar_q else q.reshape(-1)
+    q = full((1,), float(q), dtype=input.dtype, device=input.device) if scalar_q else q.reshape(-1)
     rows = input.reshape(-1) if dim is None else input.movedim(layout.normalize_dim(dim, max(input.dim(), 1)), -1)
     if rows.dim() == 0:
         rows = rows.reshape(1)
     ordered = rows.sort(-1).values  # NaN last
-    nan = dl.isnan(ordered)
-    count = (~nan).sum(-1, keepdim=True) if ignore_nan else dl.full_like(ordered[..., :1], ordered.shape[-1],
+    nan = isnan(ordered)
+    count = (~nan).sum(-1, keepdim=True) if ignore_nan else full_like(ordered[..., :1], ordered.shape[-1],
                                                                             dtype=int64)
     last = (count - 1).clamp_min(0).to(input.dtype)
     ranks = q * last  # (..., len(q))
     if not ignore_nan:  # a row holding NaN reads its last value: NaN
-        ranks = dl.where(nan[..., -1:], last, ranks)
+        ranks = where(nan[..., -1:], last, ranks)
     if interpolation == "nearest":
         ranks = ranks.round()
     below = ranks.floor().long()
@@ -147,8 +149,8 @@ def _quantile(input, q, dim, keepdim, interpolation, name, ignore_nan):
     low = ordered.gather(-1, below)
     high = ordered.gather(-1, above)
     result = {"lower": lambda: low, "higher": lambda: high, "nearest": lambda: low,
-              "midpoint": lambda: dl.lerp(low, high, 0.5),
-              "linear": lambda: dl.lerp(low, high, ranks - below.to(input.dtype))}[interpolation]()
+              "midpoint": lambda: lerp(low, high, 0.5),
+              "linear": lambda: lerp(low, high, ranks - below.to(input.dtype))}[interpolation]()
     result = result.movedim(-1, 0)  # (len(q), ...)
     if keepdim:
         kept = [1] * input.dim() if dim is None else list(input.shape)

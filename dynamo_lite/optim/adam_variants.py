@@ -100,7 +100,8 @@ class NAdam(_AdamFamily):
                 grad = _decayed_grad(param, grad, group)
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * decay))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * decay))
-                state["mu_product"] *= mu
+                # a float32 factor, as eager's Python float is taken (a float64 tensor would round once more)
+                state["mu_product"] *= mu.to(dtype=float32) if is_tracing() else mu
                 mu_product = _value(state["mu_product"])
                 state["exp_avg"].lerp_(grad, 1 - beta1)
                 state["exp_avg_sq"].mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
