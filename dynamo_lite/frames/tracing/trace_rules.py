@@ -33,6 +33,8 @@ EAGER_MODULES = {
                                       "graph would take as constants (a recompile on every call)",
     "dynamo_lite.autograd.function": "a custom autograd.Function runs eagerly: its apply builds the user's own "
                                      "autograd node around forward, which a graph cannot hold",
+    "dynamo_lite.utils.checkpoint": "a checkpointed call runs eagerly: its autograd node reruns the function in "
+                                    "backward (NOTE: [checkpoint])",
 }
 
 
