@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .ops import reductions
 from .ops.linalg import norm as _vector_norm
-from .ops.linalg_solve import OPS, LinAlgError
+from .ops.matrix_solve import OPS, LinAlgError
 
 __all__ = ["LinAlgError", "inv", "matrix_norm", "norm", "solve", "vector_norm"]
 

@@ -15,7 +15,7 @@ from . import math_ops, contractions, rearrange, sorting, scattering, selection,
 from . import adaptive_pool, conv_transpose, embedding_bags, resample  # noqa: F401,E402  (nn layers' ops)
 from . import window_grads  # noqa: F401,E402  (the adjoint ops derivative formulas call)
 from . import complex_ops, tensor_functions  # noqa: F401,E402  (complex numbers; type queries)
-from . import order_stats, differences, linalg_solve, special_ops  # noqa: F401,E402  (median, quantile, diff, rot90, cdist, linalg)
+from . import order_stats, differences, matrix_solve, special_ops  # noqa: F401,E402  (median, quantile, diff, rot90, cdist, linalg)
 from .methods import TENSOR_METHODS, install_tensor_methods
 
 install_tensor_methods()

@@ -54,8 +54,8 @@ __all__ = sorted({name for module in API_MODULES for name in module.__all__})
 from .order_stats import *  # noqa: F401,F403,E402
 from .differences import *  # noqa: F401,F403,E402
 from .special_ops import *  # noqa: F401,F403,E402
-from . import differences as _differences, linalg_solve as _linalg_solve, order_stats as _order_stats  # noqa: E402
+from . import differences as _differences, matrix_solve as _matrix_solve, order_stats as _order_stats  # noqa: E402
 from . import special_ops as _special_ops  # noqa: E402
 
-API_MODULES += (_order_stats, _differences, _linalg_solve, _special_ops)
+API_MODULES += (_order_stats, _differences, _matrix_solve, _special_ops)
 __all__ = sorted({name for module in API_MODULES for name in module.__all__})

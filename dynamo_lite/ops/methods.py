@@ -19,7 +19,7 @@ METHOD_MODULES = (
     "complex_ops", "tensor_functions",
     "math_ops", "contractions", "rearrange", "sorting", "scattering", "selection", "random_ops",
     "adaptive_pool", "conv_transpose", "embedding_bags", "resample",
-    "order_stats", "differences", "linalg_solve", "special_ops",
+    "order_stats", "differences", "matrix_solve", "special_ops",
 )
 
 

@@ -361,3 +361,13 @@ def test_ops_are_package_attributes():
         assert dl.ops.get_op(name) is op
     with pytest.raises(AttributeError):
         dl.ops.no_such_op
+
+
+# The porting ops (ops/order_stats.py, matrix_solve.py, special_ops.py).
+SAMPLES.update({
+    "kthvalue": lambda: (dl.kthvalue(XT, 2), XT.median(0, keepdim=True), dl.median(CL), dl.kthvalue(INT, 1, 0)),
+    "linalg_inv": lambda: (dl.linalg.inv(XT[:3, :3] + dl.eye(3) * 4), dl.linalg.inv(f32(2, 3, 3) + dl.eye(3) * 4)),
+    "linalg_solve": lambda: (dl.linalg.solve(XT[:3, :3] + dl.eye(3) * 4, X[:3]), dl.linalg.solve(f32(2, 3, 3) + dl.eye(3) * 4,
+                                                                                                  f32(3))),
+    "erfc": lambda: (dl.erfc(XT), dl.erfc(CL), dl.erfc(INT)),
+})
