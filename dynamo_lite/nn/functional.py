@@ -250,4 +250,3 @@ from . import functional_loss  # noqa: E402
 
 __all__ += (functional_activation.__all__ + functional_attention.__all__ + functional_image.__all__
             + functional_norm.__all__ + functional_loss.__all__)
-from .functional_ported import *  # noqa: E402,F401,F403  (prelu, kl_div, smooth_l1/huber losses, pairwise_distance)

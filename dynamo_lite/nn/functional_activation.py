@@ -14,7 +14,7 @@ from ..ops.meta_rules import TYPE_NAMES
 
 __all__ = [
     "elu", "elu_", "glu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "leaky_relu", "leaky_relu_",
-    "logsigmoid", "mish", "relu6", "selu", "softplus", "softsign", "tanhshrink",
+    "logsigmoid", "mish", "prelu", "relu6", "selu", "softplus", "softsign", "tanhshrink",
 ]
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -173,3 +173,18 @@ def glu(input, dim: int = -1):
         )
     first, second = ops.chunk(input, 2, dim)
     return first * ops.sigmoid(second)
+
+
+def prelu(input, weight):
+    """``input`` where positive, else ``weight * input``; ``weight`` holds one slope or one per channel (dim 1).
+
+    Example:
+        >>> F.prelu(dl.tensor([-2.0, 3.0]), dl.tensor([0.25])).tolist()
+        [-0.5, 3.0]
+    """
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError("Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                           f"{weight.numel()} and channel size = {channels}.")
+    slope = weight.reshape(()) if weight.numel() == 1 else weight.reshape((channels,) + (1,) * (input.dim() - 2))
+    return ops.where(input > 0, input, slope * input)

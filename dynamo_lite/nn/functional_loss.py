@@ -1,4 +1,4 @@
-"""nn.functional losses: cross_entropy, nll_loss, mse_loss, l1_loss, binary_cross_entropy(_with_logits).
+"""nn.functional losses: cross_entropy, nll_loss, mse_loss, l1_loss, binary_cross_entropy(_with_logits), kl_div, huber.
 
 Each is written with differentiable ``dl.*`` functions (so autograd differentiates them
 and the compiler traces them into one graph), in torch's order of operations.
@@ -11,8 +11,8 @@ import dynamo_lite as dl
 
 from ..ops.meta_rules import TYPE_NAMES
 
-__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "l1_loss", "mse_loss",
-           "nll_loss"]
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "huber_loss", "kl_div",
+           "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss"]
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -242,3 +242,64 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
+    """Kullback-Leibler divergence of ``target`` from log-probabilities ``input``, pointwise then reduced.
+
+    ``reduction="batchmean"`` divides the sum by the batch size (the mathematical KL
+    divergence); ``log_target=True`` takes ``target`` as log-probabilities too.
+
+    Example:
+        >>> F.kl_div(dl.tensor([[-1.0, -0.5]]), dl.tensor([[0.5, 0.5]]), reduction="batchmean").item()
+        0.0568...
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction not in REDUCTIONS + ("batchmean",):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    if log_target:
+        loss = dl.exp(target) * (target - input)
+    else:  # target * log(target) is 0 where target is 0 (torch's xlogy), NaN where it is negative
+        loss = target * dl.log(dl.where(target == 0, dl.ones_like(target), target)) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() != 0 else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
+    """Squared error below ``beta`` (scaled by ``1/beta``), absolute error minus ``beta/2`` above it.
+
+    Example:
+        >>> F.smooth_l1_loss(dl.tensor([0.5, 3.0]), dl.zeros(2)).item()
+        1.3125
+    """
+    reduction = _checked_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _warn_broadcast(input, target)
+    error = (input - target).abs()
+    if beta == 0:
+        return _reduce(error, reduction)
+    return _reduce(dl.where(error < beta, 0.5 * error * error / beta, error - 0.5 * beta), reduction)
+
+
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
+    """Squared error below ``delta``, ``delta``-scaled absolute error above it (optionally weighted).
+
+    Example:
+        >>> F.huber_loss(dl.tensor([0.5, 3.0]), dl.zeros(2), delta=2.0).item()
+        2.0625
+    """
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _warn_broadcast(input, target)
+    error = (input - target).abs()
+    loss = dl.where(error < delta, 0.5 * error * error, delta * (error - 0.5 * delta))
+    return _reduce(loss if weight is None else loss * weight, reduction)

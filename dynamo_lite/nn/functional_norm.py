@@ -1,4 +1,4 @@
-"""nn.functional normalizations: batch_norm, group_norm, instance_norm, rms_norm, normalize, cosine_similarity.
+"""nn.functional normalizations (batch, group, instance, rms, normalize) and cosine / pairwise distances.
 
 All are compositions of reductions and pointwise ops (see NOTE: [activations as
 pointwise compositions]); statistics are biased (``correction=0``) for normalizing and
@@ -10,7 +10,8 @@ from __future__ import annotations
 from ..ops import api as ops
 from ..tensor.layout import broadcast_shapes
 
-__all__ = ["batch_norm", "cosine_similarity", "group_norm", "instance_norm", "normalize", "rms_norm"]
+__all__ = ["batch_norm", "cosine_similarity", "group_norm", "instance_norm", "normalize", "pairwise_distance",
+           "rms_norm"]
 
 #: Machine epsilon per floating dtype name: rms_norm's default ``eps``.
 EPSILON = {"float16": 0.0009765625, "bfloat16": 0.0078125, "float32": 1.1920928955078125e-07,
@@ -182,3 +183,14 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
 def _broadcast(x1, x2):
     shape = broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     return x1.expand(shape), x2.expand(shape)
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
+    """The ``p``-norm of ``x1 - x2 + eps`` over the last dimension (inputs broadcast together).
+
+    Example:
+        >>> F.pairwise_distance(dl.tensor([[0.0, 0.0]]), dl.tensor([[3.0, 4.0]])).tolist()
+        [4.99998...]
+    """
+    difference = x1 - x2 + eps
+    return ops.norm(difference, p, max(difference.dim() - 1, 0) if difference.dim() else None, keepdim)

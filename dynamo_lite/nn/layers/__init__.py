@@ -50,6 +50,8 @@ from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss,
 
 __all__ += ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss"]
 
-from .ported import CosineSimilarity, HuberLoss, KLDivLoss, PairwiseDistance, PReLU, SmoothL1Loss  # noqa: E402
+from .activation import PReLU  # noqa: E402
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+from .loss import HuberLoss, KLDivLoss, SmoothL1Loss  # noqa: E402
 
 __all__ += ["CosineSimilarity", "HuberLoss", "KLDivLoss", "PairwiseDistance", "PReLU", "SmoothL1Loss"]

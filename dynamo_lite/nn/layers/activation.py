@@ -1,8 +1,10 @@
-"""Activation layers: ReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax, LeakyReLU, ELU, Mish, Hardswish ..."""
+"""Activation layers: ReLU, GELU, SiLU, Tanh, Sigmoid, Softmax, LogSoftmax, LeakyReLU, ELU, PReLU ..."""
 from __future__ import annotations
 
+from ...ops.api import full
 from .. import functional as F
 from ..module import Module
+from ..parameter import Parameter
 
 
 class ReLU(Module):
@@ -282,3 +284,24 @@ class Tanhshrink(Module):
 
     def forward(self, input):
         return F.tanhshrink(input)
+
+
+class PReLU(Module):
+    """``x`` where positive, else a learnt slope times ``x`` (one slope, or one per channel).
+
+    Example:
+        >>> nn.PReLU(3)(dl.randn(2, 3, 4)).shape
+        dl.Size([2, 3, 4])
+    """
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(full((num_parameters,), init, device=device, dtype=dtype))
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"

@@ -1,4 +1,4 @@
-"""Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCELoss, BCEWithLogitsLoss."""
+"""Loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, BCE(WithLogits)Loss, KLDivLoss, SmoothL1Loss, HuberLoss."""
 from __future__ import annotations
 
 from .. import functional_loss as L
@@ -113,3 +113,51 @@ class BCEWithLogitsLoss(_Loss):
 
 
 __all__ = ["BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "L1Loss", "MSELoss", "NLLLoss"]
+
+
+class KLDivLoss(_Loss):
+    """Kullback-Leibler divergence loss (see ``F.kl_div``).
+
+    Example:
+        >>> nn.KLDivLoss(reduction="batchmean")(dl.log(dl.tensor([[0.5, 0.5]])), dl.tensor([[0.5, 0.5]])).item()
+        0.0
+    """
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return L.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class SmoothL1Loss(_Loss):
+    """Smooth L1 loss (see ``F.smooth_l1_loss``).
+
+    Example:
+        >>> nn.SmoothL1Loss(beta=0.5)(dl.tensor([2.0]), dl.zeros(1)).item()
+        1.75
+    """
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return L.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Huber loss (see ``F.huber_loss``).
+
+    Example:
+        >>> nn.HuberLoss(delta=2.0)(dl.tensor([3.0]), dl.zeros(1)).item()
+        4.0
+    """
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return L.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
