@@ -6,10 +6,13 @@ pairs of ints, normalized by the public functions (and by ``dl.nn.functional``).
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..tensor import layout
 from ..tensor.dtype import bool_
+from ..tensor.symint import SymInt
 from . import meta_rules as mr
 from .kernel_utils import quiet
 from .max_pool import lowest, max_pool2d_with_indices_kernel
@@ -19,7 +22,10 @@ __all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
 
 
 def pair(value, name: str = "argument") -> tuple:
-    """An int or a 1/2-sequence of ints as an ``(h, w)`` pair."""
+    """An int or a 1/2-sequence of ints as an ``(h, w)`` pair; a symbolic int (a traced ``dynamic=True`` int)
+    is specialized to its value, with a guard, since window geometry is fixed per graph."""
+    if isinstance(value, SymInt):
+        value = operator.index(value)
     if isinstance(value, int):
         return (value, value)
     value = tuple(value)

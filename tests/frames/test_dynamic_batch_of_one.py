@@ -1,4 +1,4 @@
-"""dynamic=True and a batch of one: the size-1 dim's stride is the extent of the dims inside it,
+"""dynamic=True and image ops: a batch of one keeps one translation across image sizes; an int window size is specialized.
 symbolic like them, so a new image size reuses the translation (it recompiled on every size)."""
 from __future__ import annotations
 
@@ -36,3 +36,21 @@ def test_a_size_one_dim_with_an_unusual_stride_is_still_guarded():
     before = dl.stats()
     assert_equal_values(compiled(odd), _images(odd))
     assert dl.stats().recompiles == before.recompiles + 1
+
+
+def _pooled(y, k):
+    return dl.nn.functional.max_pool2d(y.relu(), k) + 1
+
+
+def test_a_symbolic_int_kernel_size_is_specialized_not_a_graph_break():
+    """With dynamic=True an int argument is symbolic; as a window size it is specialized (guarded), so
+    the call stays in the graph and another size recompiles with the right windows."""
+    compiled = dl.compile(_pooled, dynamic=True)
+    before = dl.stats()
+    for k, n in ((2, 8), (2, 6), (3, 9)):
+        y = dl.randn(2, 3, n, n)
+        assert_equal_values(compiled(y, k), _pooled(y, k))
+    after = dl.stats()
+    assert after.graph_breaks == before.graph_breaks
+    assert not after.fallbacks[len(before.fallbacks):]
+    assert after.graph_count - before.graph_count == 2  # one per kernel size
