@@ -1,5 +1,6 @@
-"""dynamic=True and image ops: a batch of one keeps one translation across image sizes; an int window size is specialized.
-symbolic like them, so a new image size reuses the translation (it recompiled on every size)."""
+"""dynamic=True and image ops. A batch of one: the size-1 dim's stride is the extent of the dims inside
+it, symbolic like them, so a new image size reuses the translation (it recompiled on every size). An int
+window size is specialized with a guard instead of breaking the graph."""
 from __future__ import annotations
 
 import pytest
