@@ -42,8 +42,8 @@ def eager_reason(fn) -> str | None:
     """Why calls to ``fn`` run eagerly instead of being inlined (None: they are inlined); a key of
     ``EAGER_MODULES`` covers its submodules too."""
     module = getattr(fn, "__module__", None) or ""
-    package = next((key for key in EAGER_MODULES if module == key or module.startswith(key + ".")), None)
-    return EAGER_MODULES.get(package)
+    return next((reason for key, reason in EAGER_MODULES.items() if module == key or module.startswith(key + ".")),
+                None)
 
 
 def rule_for_code(code) -> str:
