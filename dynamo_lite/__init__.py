@@ -36,3 +36,4 @@ from .backends import get_num_threads, set_num_threads  # noqa: E402
 from . import compiler, cuda, jit  # noqa: E402  (the torch.compiler/cuda/jit queries ported code makes)
 from . import testing  # noqa: E402  (dl.testing.assert_close)
 from . import linalg, special  # noqa: E402  (dl.linalg.norm/inv/solve ..., dl.special.erf ...)
+from . import distributions  # noqa: E402  (dl.distributions.Normal, Categorical, kl_divergence ...)

@@ -1,4 +1,4 @@
-"""dl.linalg: norms (vector, matrix), inverse and linear solves.
+"""dl.linalg: norms (vector, matrix), inverse, linear solves and the Cholesky factorization.
 
 Example:
     >>> dl.linalg.solve(dl.eye(2) * 2, dl.ones(2)).tolist()
@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from .ops import reductions
 from .ops.linalg import norm as _vector_norm
+from .ops.cholesky_factor import OPS as CHOLESKY_OPS
 from .ops.matrix_solve import OPS, LinAlgError
 
-__all__ = ["LinAlgError", "inv", "matrix_norm", "norm", "solve", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "inv", "matrix_norm", "norm", "solve", "vector_norm"]
 
 INF = float("inf")
 
@@ -103,3 +104,17 @@ def solve(A, B, *, left=True):
     if vector:
         return OPS["linalg_solve"](A, B.unsqueeze(-1)).squeeze(-1)
     return OPS["linalg_solve"](A, B)
+
+
+def cholesky(A, *, upper=False):
+    """The lower (or ``upper=True``: upper) triangular factor ``L`` of each symmetric positive-definite
+    matrix of ``A`` (..., n, n), with ``A = L @ L.mT``. Only ``A``'s lower triangle is read.
+
+    Raises:
+        LinAlgError: a matrix that is not positive-definite (naming its first failing leading minor).
+
+    Example:
+        >>> dl.linalg.cholesky(dl.tensor([[4.0, 2.0], [2.0, 2.0]])).tolist()
+        [[2.0, 0.0], [1.0, 1.0]]
+    """
+    return CHOLESKY_OPS["linalg_cholesky"](A, upper) if upper else CHOLESKY_OPS["linalg_cholesky"](A)

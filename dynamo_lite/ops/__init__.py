@@ -31,3 +31,4 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted(set(globals()) | set(REGISTRY))
+from . import cholesky_factor  # noqa: F401,E402  (linalg.cholesky)

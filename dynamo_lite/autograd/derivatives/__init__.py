@@ -6,3 +6,4 @@ from .table import DECOMPOSITIONS, DERIVATIVES, NOT_DIFFERENTIABLE, Derivative, 
 __all__ = ["DECOMPOSITIONS", "DERIVATIVES", "decomposition", "NOT_DIFFERENTIABLE", "Derivative", "derivative", "lookup"]
 from . import order_stats  # noqa: F401,E402  (kthvalue, median)
 from . import linalg_solve  # noqa: F401,E402  (linalg.inv, linalg.solve)
+from . import cholesky  # noqa: F401,E402  (linalg.cholesky)
