@@ -289,3 +289,11 @@ CASES.update({
                      (lambda a, b: dl.linalg.solve(a + _WELL_CONDITIONED, b), [T(2, 3, 3), T(3)])],
     "erfc": [(lambda x: dl.erfc(x), [T(3, 4)])],
 })
+
+# dl.linalg.cholesky reads the lower triangle only: symmetrize first, so that every entry's
+# numerical derivative is defined (the analytical one is the symmetric gradient).
+CASES.update({
+    "linalg_cholesky": [(lambda a: dl.linalg.cholesky((a + a.mT) * 0.5 + _WELL_CONDITIONED * 2), [T(3, 3)]),
+                        (lambda a: dl.linalg.cholesky((a + a.mT) * 0.5 + _WELL_CONDITIONED * 2, upper=True),
+                         [T(2, 3, 3)])],
+})

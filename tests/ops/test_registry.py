@@ -371,3 +371,9 @@ SAMPLES.update({
                                                                                                   f32(3))),
     "erfc": lambda: (dl.erfc(XT), dl.erfc(CL), dl.erfc(INT)),
 })
+
+# dl.linalg.cholesky (ops/cholesky_factor.py): a symmetric positive-definite input.
+SAMPLES.update({
+    "linalg_cholesky": lambda: (dl.linalg.cholesky(XT[:3, :3] @ XT[:3, :3].mT + dl.eye(3) * 4),
+                                dl.linalg.cholesky(f32(2, 3, 3) @ f32(2, 3, 3).mT + dl.eye(3) * 4, upper=True)),
+})
