@@ -17,6 +17,7 @@ import math
 
 from ..numpy.blocking import broadcast_strides, iteration_dims
 from .c_ops import OPERAND_TYPES, member_lines
+from .vector_loop import vector_loop
 
 CHUNK = 16384  # innermost elements per task: a few hundred KiB of operands, cache-resident
 # Below this many elements a kernel runs on the calling thread alone: waking OpenMP threads
@@ -73,6 +74,9 @@ def group_source(name: str, plan, operands: list, inner_strides: list) -> str:
             lines.append(f"    const {ctype} b{k} = a{k}[0];")
         if inner_strides[k] not in (0, 1):
             lines.append(f"    const int64_t s{k} = strides[{k} * ndim + ndim - 1];")
+    vector = vector_loop(members, operands[:n_inputs], operands[n_inputs:], inner_strides)
+    if vector is not None:  # NOTE: [vector loops]
+        lines += ["#ifdef DL_VECTOR_LOOPS"] + ["    " + line for line in vector] + ["#else"]
     lines += ["    #pragma omp simd", "    for (int64_t i = 0; i < stop - start; i++) {"]
     for k, node in enumerate(operands[:n_inputs]):
         if inner_strides[k] == 0:
@@ -83,7 +87,10 @@ def group_source(name: str, plan, operands: list, inner_strides: list) -> str:
     lines += ["      " + line for line in member_lines(members, index)]
     for k, node in enumerate(operands[n_inputs:], start=n_inputs):
         lines.append(f"      a{k}[{_at(k, inner_strides[k])}] = {index[node]};")
-    lines += ["    }", "  }", "}"]
+    lines.append("    }")
+    if vector is not None:
+        lines.append("#endif")
+    lines += ["  }", "}"]
     return "\n".join(lines)
 
 

@@ -8,11 +8,11 @@ NaN in gives NaN, ``exp`` overflows to +inf above 88.7228317 and underflows thro
 denormals to +0 (a denormal result is rounded once), ``sigmoid`` is eager's 1 / (1 + exp(-x))
 (+0 below -88.7228317, where that exp overflows), ``tanh`` is ±1 beyond 9.01 and keeps the sign
 of zero. Accuracy, measured over every float32 against float64 (tests/backends/test_native_math.py
-sweeps every 997th float32 with the bound in brackets): at most 0.98 ulp for exp [1.5], 1.37 for
-tanh [2], 2.48 for sigmoid [3] (the exp's error, then 1 + e and the division each round), well
-inside torch's float32 tolerance. With FMA hardware (``-march=native``) the polynomials use fused
+sweeps every 997th float32 with the bound in brackets): at most 0.98 ulp for exp [1.5], 2.57 for
+tanh [3] (near 0.06: expm1's error, then 2 + e and the division each round), 2.48 for sigmoid [3]
+(the exp's error, then 1 + e and the division), well inside torch's float32 tolerance. With FMA hardware (``-march=native``) the polynomials use fused
 multiply-adds explicitly; without, each step rounds twice (every 97th float32: exp 1.18, tanh
-1.31, sigmoid 2.31 ulp). ``erfc`` (exact gelu's) is ``exp(-a^2)`` times a rational, with ``a^2``
+2.57, sigmoid 2.31 ulp). ``erfc`` (exact gelu's) is ``exp(-a^2)`` times a rational, with ``a^2``
 split exactly into two floats; its rational rounds at each float32 step, so it is looser: at most
 6.93 ulp over every float32 [8]; NaN, ±inf (0 and 2) and underflow to 0 exact.
 Float64 keeps libm / libmvec (``c_ops.MATH_FUNCTIONS``).
@@ -21,8 +21,11 @@ Cost matters as much as accuracy here: on this project's machines a fused loop o
 functions is bound by the number of vector operations (about one 16-lane AVX-512 operation per
 cycle), so each function is written to the fewest: exp's polynomial is evaluated down to its
 final 1 (no separate expm1 + 1), the exponent goes into the bits of ``c / ln2 + 1.5 2^23``
-shifted left (no integer subtraction), sigmoid folds its negation into the reduction, and tanh's
-exp needs no overflow or denormal path (its argument is clamped to [0, 19]).
+shifted left (no integer subtraction), sigmoid folds its negation into the reduction, and tanh is
+one formula for every argument (its expm1 needs no overflow or denormal path: the argument is
+clamped to [0, 19]). A polynomial for small arguments would take tanh to 1.4 ulp, at a fifth more
+time for a chain like pointwise_chain. AVX-512 loops use the same functions written with
+intrinsics (vector_math.py, NOTE: [vector loops]).
 """
 from __future__ import annotations
 
@@ -35,18 +38,21 @@ ERFC_D = (1.0, 2.3700276489777847, 2.409281315172392, 1.3317113349857357, 0.4091
 ERFC_CLAMP = 10.5  # erfc(10.5) < 2**-150: float32 0 from here on
 # From here up exp's result is normal: k = round(c / ln2) >= -126 with r > 0 where k = -126.
 EXP_NORMAL_LOW = -87.0
-# tanh(x) = x + x^3 s(x^2) on |x| < TANH_SMALL, s fitted the same way.
-TANH_SMALL = 0.625
-TANH_CLAMP = 9.5  # 1 - 2 / (exp(19) + 1) rounds to 1, as tanh does from 9.01 on
-TANH_S = (-0.333333283662796, 0.13332796096801758, -0.053854264318943024, 0.021010873839259148,
-          -0.006114202551543713)
+# expm1(r) = r + r^2 q(r) on |r| <= ln2 / 2, q fitted (iteratively reweighted least squares against
+# mpmath) for minimal error relative to expm1(r), not to exp(r): tanh divides by expm1 near 0.
+EXPM1_Q = (0.4999999701976776, 0.16666533052921295, 0.04166724532842636, 0.008367855101823807,
+           0.0013882260536774993)
+TANH_CLAMP = 9.5  # e / (2 + e) rounds to 1 for e = expm1(19), as tanh does from 9.01 on
+LN2 = 0.6931471824645996  # ln 2 rounded to float32
 
 
-def _horner(var: str, coefficients: tuple) -> str:
-    """``c0 + var * (c1 + var * (...))`` with float literals, through ``DL_FMA``."""
-    expression = _float(coefficients[-1])
+def horner(var: str, coefficients: tuple, fma: str = "DL_FMA", constant=None) -> str:
+    """``c0 + var * (c1 + var * (...))``: each step ``fma(var, inner, c)``, each coefficient ``constant(c)``
+    (a float literal by default)."""
+    constant = constant or _float
+    expression = constant(coefficients[-1])
     for c in reversed(coefficients[:-1]):
-        expression = f"DL_FMA({var}, {expression}, {_float(c)})"
+        expression = f"{fma}({var}, {expression}, {constant(c)})"
     return expression
 
 
@@ -77,7 +83,7 @@ static inline int32_t dl_to_bits(float f) {{
 /* exp(r) for |r| <= ln2 / 2 (a little beyond is fine): 1 + r (1 + r q(r)), Horner from the highest term down
    to the final 1 (one rounding less than adding 1 to expm1's form, and one operation fewer). */
 static inline float dl_exp_reduced(float r) {{
-  return DL_FMA(r, DL_FMA(r, {_horner("r", EXP_Q)}, 1.0f), 1.0f);
+  return DL_FMA(r, DL_FMA(r, {horner("r", EXP_Q)}, 1.0f), 1.0f);
 }}
 
 /* c = k ln2 + r with k = round(c / ln2) (nearest even, through the bits of c / ln2 + 1.5 2^23: no
@@ -134,7 +140,7 @@ static inline float dl_sigmoidf(float x) {{
   const float k = shifted - 12582912.0f;
   const float r = -DL_FMA(k, 1.428606765330187e-06f, DL_FMA(k, 0.693145751953125f, c));
   const float e = dl_exp_scale_normal(dl_exp_reduced(r), shifted);
-  /* the denominator selected, not the term: gcc otherwise divides twice, once per side */
+  /* NaN takes -x * inf: its payload reaches the exponent bits of e through shifted, which may make e a number */
   return 1.0f / (x >= -0x1.62e42ep+6f ? 1.0f + e : -x * INFINITY);
 }}
 
@@ -160,22 +166,24 @@ static inline float dl_erfcf(float z) {{
   const float lo = dl_square_low(a, hi);
   float shifted;
   const float p = dl_exp_reduced(dl_exp_reduce(-hi, &shifted));
-  const float e = dl_scale2(DL_FMA(p, -lo, p) * ({_horner("a", ERFC_N)} / {_horner("a", ERFC_D)}),
+  const float e = dl_scale2(DL_FMA(p, -lo, p) * ({horner("a", ERFC_N)} / {horner("a", ERFC_D)}),
                             dl_to_bits(shifted) - 0x4B400000, -120);
   const float result = z < 0.0f ? 2.0f - e : e;
   return z != z ? z : result;
 }}
 
-/* tanh(x) = tanh(|x|) with x's sign: an odd polynomial below TANH_SMALL, 1 - 2 / (exp(2|x|) + 1) from there
-   (no cancellation: the result is at least 0.55), with |x| clamped to TANH_CLAMP (tanh is 1 in float32 from
-   9.01 on), so exp(2|x|) is normal and needs no overflow or denormal path. NaN takes the polynomial. */
+/* tanh(x) = e / (2 + e) for e = expm1(2a), a = |x| clamped to TANH_CLAMP (NaN kept), with x's sign:
+   expm1(2a) = 2^k (r + r^2 q(r)) + (2^k - 1), k = round(2a / ln2) in [0, 28], so 2^k is normal and exact
+   and no branch is needed (e / (2 + e) keeps the sign of zero and a denormal x). r takes one step with
+   ln2 rounded to float: its error, k times 2e-9, matters only where k is large and tanh is near 1. */
 static inline float dl_tanhf(float x) {{
-  const float a = fabsf(x);
-  const float z = a * a;
-  const float small = DL_FMA(a * z, {_horner("z", TANH_S)}, a);
-  const float c = {_float(TANH_CLAMP)} < a ? {_float(TANH_CLAMP)} : a;
-  const float big = 1.0f - 2.0f / (dl_expf_normal(c + c) + 1.0f);
-  return copysignf(a >= {_float(TANH_SMALL)} ? big : small, x);
+  const float a = {_float(TANH_CLAMP)} < fabsf(x) ? {_float(TANH_CLAMP)} : fabsf(x);
+  const float shifted = DL_FMA(a, 2.88539004f, 12582912.0f);
+  const float k = shifted - 12582912.0f;
+  const float r = DL_FMA(-k, {_float(LN2)}, a + a);
+  const float two_k = dl_from_bits((int32_t)((uint32_t)dl_to_bits(shifted) << 23) + 0x3F800000);
+  const float e = DL_FMA(two_k, DL_FMA(r * r, {horner("r", EXPM1_Q)}, r), two_k - 1.0f);
+  return copysignf(e / (2.0f + e), x);
 }}
 """
 
