@@ -17,7 +17,6 @@ from dynamo_lite.ops.unary import GELU_TANH_K
 
 from .c_operands import (FLOAT_TYPES, OPERAND_TYPES, compute_dtype, dtype_of, kwargs_lowered, literal, operand,
                          output_lowered, scalar)
-from .vector_math import VECTOR_MATH_SOURCE
 from .vmath import VMATH_FUNCTIONS, VMATH_SOURCE
 
 C_TYPES = FLOAT_TYPES  # the floating types row, GEMM and image kernels compute in
@@ -143,7 +142,7 @@ static inline T dl_max_##T(T a, T b) { return a > b ? a : (a != a ? a : b); } \\
 static inline T dl_min_##T(T a, T b) { return a < b ? a : (a != a ? a : b); }
 DL_MINMAX(float)
 DL_MINMAX(double)
-""" + VMATH_SOURCE + VECTOR_MATH_SOURCE
+""" + VMATH_SOURCE
 
 
 def c_op_name(node) -> str:

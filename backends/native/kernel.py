@@ -17,7 +17,7 @@ import math
 
 from ..numpy.blocking import broadcast_strides, iteration_dims
 from .c_ops import OPERAND_TYPES, member_lines
-from .vector_loop import vector_loop
+from .vector_loop import GUARD, vector_loop
 
 CHUNK = 16384  # innermost elements per task: a few hundred KiB of operands, cache-resident
 # Below this many elements a kernel runs on the calling thread alone: waking OpenMP threads
@@ -76,7 +76,7 @@ def group_source(name: str, plan, operands: list, inner_strides: list) -> str:
             lines.append(f"    const int64_t s{k} = strides[{k} * ndim + ndim - 1];")
     vector = vector_loop(members, operands[:n_inputs], operands[n_inputs:], inner_strides)
     if vector is not None:  # NOTE: [vector loops]
-        lines += ["#ifdef DL_VECTOR_LOOPS"] + ["    " + line for line in vector] + ["#else"]
+        lines += [GUARD] + ["    " + line for line in vector] + ["#else"]
     lines += ["    #pragma omp simd", "    for (int64_t i = 0; i < stop - start; i++) {"]
     for k, node in enumerate(operands[:n_inputs]):
         if inner_strides[k] == 0:

@@ -25,6 +25,7 @@ from .image_grads import IMAGE_OPS, image_call, image_source
 from .kernel import group_geometry, group_source
 from .row_ops import parse_row_call
 from .rows import row_call, row_source
+from .vector_loop import vector_preamble
 
 PREAMBLE = "#include <stdint.h>\n#include <math.h>\n" + math_declarations() + "\n" + HELPERS
 # Ops computed by one C kernel each, by target name:
@@ -242,7 +243,7 @@ class NativeLowering:
         calls, self.calls = self.calls, KernelCalls(self.threads)
         if not calls.chains:
             return
-        source = calls.source(PREAMBLE)
+        source = calls.source(PREAMBLE + vector_preamble(calls.sources))
         library = self._build(source)
         self.built_source = source
         calls.bind(library, builder)

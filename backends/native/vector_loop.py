@@ -17,10 +17,17 @@ from dynamo_lite.ops.unary import GELU_TANH_K
 
 from .c_operands import dtype_of, literal, scalar
 from .c_ops import c_arguments, c_op_name
-from .vector_math import VECTOR_FUNCTIONS
+from .vector_math import VECTOR_FUNCTIONS, VECTOR_MATH_SOURCE
 
 FLOAT32 = np.dtype(np.float32)
 LANES = 16
+GUARD = "#ifdef DL_VECTOR_LOOPS"
+
+
+def vector_preamble(sources: list) -> str:
+    """The vector functions (and ``<immintrin.h>``) when one of ``sources`` has a vector loop, else nothing:
+    the header alone takes gcc a few tenths of a second, which a library without vector loops should not pay."""
+    return VECTOR_MATH_SOURCE if any(GUARD in source for source in sources) else ""
 
 
 def _call(function: str):

@@ -15,6 +15,7 @@ import dynamo_lite.backends.native as native
 import dynamo_lite.nn.functional as F
 from dynamo_lite.backends.native.c_ops import HELPERS
 from dynamo_lite.backends.native.toolchain import build
+from dynamo_lite.backends.native.vector_math import VECTOR_MATH_SOURCE
 from tests.backends.native_cases import Recording, needs_compiler
 from tests.backends.test_native_math import EDGES, sweep
 from tests.backends.test_native_pointwise import SPECIALS
@@ -22,7 +23,7 @@ from tests.helpers import assert_compiled
 
 pytestmark = needs_compiler
 
-PROBE = "#include <stdint.h>\n#include <math.h>\n" + HELPERS + """
+PROBE = "#include <stdint.h>\n#include <math.h>\n" + HELPERS + VECTOR_MATH_SOURCE + """
 int has_vector_loops(void) {
 #ifdef DL_VECTOR_LOOPS
   return 1;
@@ -156,3 +157,15 @@ def test_edges_through_a_compiled_kernel(library):
         np.testing.assert_array_equal(np.isnan(a), np.isnan(e))
         np.testing.assert_allclose(a, e, rtol=1.3e-6, atol=1e-30)
         assert np.array_equal(np.signbit(a[~np.isnan(a)]), np.signbit(e[~np.isnan(e)]))
+
+
+def test_a_library_without_vector_loops_does_not_include_the_intrinsics_header(library):
+    # <immintrin.h> costs gcc a few tenths of a second per library: only libraries with a vector loop pay it
+    def f(x):
+        return (x * 2.0).exp() + 1.0
+
+    recording, vector_recording = Recording(), Recording()
+    dl.compile(f, backend=recording)(dl.randn(4, 8, dtype=dl.float64))
+    dl.compile(lambda x: f(x), backend=vector_recording)(dl.randn(4, 8))
+    assert "immintrin.h" not in recording.codes[0] and "dl_v_expf" not in recording.codes[0]
+    assert "immintrin.h" in vector_recording.codes[0]
