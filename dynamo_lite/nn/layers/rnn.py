@@ -10,6 +10,7 @@ from ...ops import api as ops
 from .. import functional as F
 from ..module import Module
 from ..parameter import Parameter
+from ..utils.packed import PackedSequence
 from .rnn_cells import GATES, STEPS, reset_uniform
 
 
@@ -103,44 +104,70 @@ class RNNBase(Module):
         self._check_hidden(hx, expected, unbatched)
         return hx.unsqueeze(1) if unbatched else hx
 
-    def _run_direction(self, input, state, layer: int, direction: int):
-        """Run one layer in one direction over (L, N, H_in); returns (outputs (L, N, H), final state)."""
+    def _run_direction(self, data, batch_sizes: list, state, layer: int, direction: int):
+        """Run one layer in one direction over time-major rows ``data`` (``batch_sizes[t]`` rows at step
+        ``t``, never growing: the packed layout); returns (output rows, final state). A row that ends
+        early keeps its state from then on, so the final state is each sequence's own last step (and
+        in reverse, each sequence starts from the initial state at its own last step)."""
         weight_ih, weight_hh, bias_ih, bias_hh = self._layer_parameters(layer, direction)
-        projected = ops.linear(input, weight_ih, bias_ih)  # all time steps at once
+        projected = ops.linear(data, weight_ih, bias_ih)  # all time steps at once
         step = STEPS[self.mode]
-        steps = range(input.shape[0] - 1, -1, -1) if direction else range(input.shape[0])
-        outputs = [None] * input.shape[0]
+        starts = [0]
+        for rows in batch_sizes:
+            starts.append(starts[-1] + rows)
+        steps = range(len(batch_sizes) - 1, -1, -1) if direction else range(len(batch_sizes))
+        outputs = [None] * len(batch_sizes)
         for t in steps:
-            state = step(projected[t], state, weight_hh, bias_hh)
-            outputs[t] = state[0] if self.mode == "LSTM" else state
-        return ops.stack(outputs, 0), state
+            rows = batch_sizes[t]
+            new = step(projected[starts[t]:starts[t + 1]], _state_rows(state, rows), weight_hh, bias_hh)
+            outputs[t] = new[0] if self.mode == "LSTM" else new
+            state = _merge_rows(new, state, rows)
+        return ops.cat(outputs, 0), state
+
+    def _run_layers(self, data, batch_sizes: list, initial):
+        """All layers and directions over time-major rows; returns (output rows, stacked final states)."""
+        directions = 2 if self.bidirectional else 1
+        finals = []
+        for layer in range(self.num_layers):
+            results = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                state = (initial[0][index], initial[1][index]) if self.mode == "LSTM" else initial[index]
+                outputs, final = self._run_direction(data, batch_sizes, state, layer, direction)
+                results.append(outputs)
+                finals.append(final)
+            data = results[0] if directions == 1 else ops.cat(results, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                data = F.dropout(data, self.dropout, True)
+        if self.mode == "LSTM":
+            return data, (ops.stack([f[0] for f in finals], 0), ops.stack([f[1] for f in finals], 0))
+        return data, ops.stack(finals, 0)
+
+    def _forward_packed(self, input: PackedSequence, hx):
+        """The layers over a PackedSequence: states in the caller's batch order, rows in the packed order."""
+        batch_sizes = input.batch_sizes.tolist()
+        if input.data.dim() != 2 or input.data.shape[-1] != self.input_size:
+            self._check_input(input.data.unsqueeze(0))
+        sorted_indices, unsorted_indices = input.sorted_indices, input.unsorted_indices
+        reorder = _reorder_state if sorted_indices is not None else (lambda state, _: state)
+        template = ops.empty((1, batch_sizes[0], 0), dtype=input.data.dtype, device=input.data.device)
+        initial = reorder(self._initial_state(template, hx, False), sorted_indices)
+        data, hidden = self._run_layers(input.data, batch_sizes, initial)
+        return PackedSequence(data, input.batch_sizes, sorted_indices, unsorted_indices), reorder(
+            hidden, unsorted_indices)
 
     def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         unbatched = self._check_input(input)
         if unbatched:
             input = input.unsqueeze(1)
         elif self.batch_first:
             input = input.transpose(0, 1)
         initial = self._initial_state(input, hx, unbatched)
-        directions = 2 if self.bidirectional else 1
-        finals = []
-        layer_input = input
-        for layer in range(self.num_layers):
-            results = []
-            for direction in range(directions):
-                index = layer * directions + direction
-                state = (initial[0][index], initial[1][index]) if self.mode == "LSTM" else initial[index]
-                outputs, final = self._run_direction(layer_input, state, layer, direction)
-                results.append(outputs)
-                finals.append(final)
-            layer_input = results[0] if directions == 1 else ops.cat(results, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, True)
-        output = layer_input
-        if self.mode == "LSTM":
-            hidden = (ops.stack([f[0] for f in finals], 0), ops.stack([f[1] for f in finals], 0))
-        else:
-            hidden = ops.stack(finals, 0)
+        length, batch = input.shape[0], input.shape[1]
+        rows, hidden = self._run_layers(input.reshape(length * batch, input.shape[2]), [batch] * length, initial)
+        output = rows.reshape(length, batch, rows.shape[-1])
         if unbatched:
             output = output.squeeze(1)
             hidden = tuple(h.squeeze(1) for h in hidden) if self.mode == "LSTM" else hidden.squeeze(1)
@@ -155,6 +182,27 @@ class RNNBase(Module):
             if getattr(self, name) != default:
                 text += f", {name}={getattr(self, name)}"
         return text
+
+
+def _state_rows(state, rows: int):
+    """The first ``rows`` batch rows of a state (a tensor, or LSTM's (h, c))."""
+    if isinstance(state, tuple):
+        return tuple(_state_rows(part, rows) for part in state)
+    return state if rows == state.shape[0] else state[:rows]
+
+
+def _merge_rows(new, state, rows: int):
+    """``new`` for the first ``rows`` batch rows, ``state`` kept for the rows whose sequence has ended."""
+    if isinstance(state, tuple):
+        return tuple(_merge_rows(n, s, rows) for n, s in zip(new, state))
+    return new if rows == state.shape[0] else ops.cat([new, state[rows:]], 0)
+
+
+def _reorder_state(state, order):
+    """Initial or final states (``(layers*directions, batch, H)``, or LSTM's pair) with the batch permuted."""
+    if isinstance(state, tuple):
+        return tuple(part.index_select(1, order) for part in state)
+    return state.index_select(1, order)
 
 
 class RNN(RNNBase):

@@ -1,7 +1,9 @@
-"""nn.utils.rnn: pad_sequence (packed sequences are not supported)."""
+"""nn.utils.rnn: pad_sequence, and packed sequences (PackedSequence and its pack / pad functions)."""
 from __future__ import annotations
 
 import dynamo_lite as dl
+
+from .packed import PackedSequence, pack_padded_sequence, pad_packed_sequence  # noqa: F401  (dl.nn.utils.rnn.*)
 
 PADDING_SIDES = ("left", "right")
 
@@ -37,3 +39,14 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
                          dtype=sequence.dtype, device=sequence.device)
         padded.append(dl.cat([sequence, filler] if padding_side == "right" else [filler, sequence]))
     return dl.stack(padded, 0 if batch_first else 1)
+
+
+def pack_sequence(sequences, enforce_sorted: bool = True) -> PackedSequence:
+    """Pack a list of tensors ``(L_i, *)`` (longest first unless ``enforce_sorted=False``).
+
+    Example:
+        >>> pack_sequence([dl.tensor([1.0, 2.0]), dl.tensor([3.0])]).data.tolist()
+        [1.0, 3.0, 2.0]
+    """
+    lengths = [s.shape[0] for s in sequences]
+    return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
