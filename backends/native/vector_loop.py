@@ -119,7 +119,8 @@ def vector_loop(members: list, inputs: list, outputs: list, inner_strides: list)
     """The lines of the AVX-512 loop over ``i`` in [0, stop - start) of a group whose operand ``k`` is the
     pointer ``a{k}`` (a broadcast input's element already in ``b{k}``), or None when it has none."""
     operands = inputs + outputs
-    if any(dtype_of(node) != FLOAT32 for node in operands) or any(s not in (0, 1) for s in inner_strides):
+    if any(dtype_of(node) != FLOAT32 for node in operands) or any(s not in (0, 1) for s in inner_strides) \
+            or 0 in inner_strides[len(inputs):]:  # an output is written lane by lane
         return None
     index = {node: f"x{k}" for k, node in enumerate(inputs)}
     computed = vector_member_lines(members, index)
