@@ -32,3 +32,4 @@ def __getattr__(name: str):
 def __dir__():
     return sorted(set(globals()) | set(REGISTRY))
 from . import cholesky_factor  # noqa: F401,E402  (linalg.cholesky)
+from . import port_pointwise, gamma_functions, port_reductions  # noqa: F401,E402  (torch ops for porting, group 1)

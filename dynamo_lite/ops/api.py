@@ -59,3 +59,11 @@ from . import special_ops as _special_ops  # noqa: E402
 
 API_MODULES += (_order_stats, _differences, _matrix_solve, _special_ops)
 __all__ = sorted({name for module in API_MODULES for name in module.__all__})
+from .port_pointwise import *  # noqa: F401,F403,E402
+from .gamma_functions import *  # noqa: F401,F403,E402
+from .port_reductions import *  # noqa: F401,F403,E402
+from . import gamma_functions as _gamma_functions, port_pointwise as _port_pointwise  # noqa: E402
+from . import port_reductions as _port_reductions  # noqa: E402
+
+API_MODULES += (_port_pointwise, _gamma_functions, _port_reductions)
+__all__ = sorted({name for module in API_MODULES for name in module.__all__})

@@ -20,6 +20,7 @@ METHOD_MODULES = (
     "math_ops", "contractions", "rearrange", "sorting", "scattering", "selection", "random_ops",
     "adaptive_pool", "conv_transpose", "embedding_bags", "resample",
     "order_stats", "differences", "matrix_solve", "special_ops",
+    "port_pointwise", "gamma_functions", "port_reductions",
 )
 
 

@@ -297,3 +297,26 @@ CASES.update({
                         (lambda a: dl.linalg.cholesky((a + a.mT) * 0.5 + _WELL_CONDITIONED * 2, upper=True),
                          [T(2, 3, 3)])],
 })
+
+# The ops ported from torch for porting (group 1: elementwise, gamma family, scans).
+CASES.update({
+    "logaddexp": [(lambda x, y: dl.logaddexp(x, y), [T(3, 4), T(4)])],
+    "logaddexp2": [(lambda x, y: dl.logaddexp2(x, y), [T(3, 4), T(3, 4)])],
+    "copysign": [(lambda x, y: dl.copysign(x, y), [T(3, 4), T(3, 4)]), (lambda x: dl.copysign(x, -2.0), [T(5)])],
+    "copysign_": [(inplace("copysign_", -1.0), [T(4)])],
+    "fmax": [(lambda x, y: dl.fmax(x, y), [T(3, 4), T(4)])],
+    "fmin": [(lambda x, y: dl.fmin(x, y), [T(3, 4), T(3, 4)])],
+    "frexp": [(lambda x: dl.frexp(x)[0], [T(3, 4)])],
+    "lgamma": [(lambda x: dl.lgamma(x), [T(3, 4, low=0.2)]), (lambda x: dl.lgamma(x), [T(4, low=-2.8)]),
+               ],
+    "lgamma_": [(inplace("lgamma_"), [T(4, low=1.5)])],
+    "digamma_": [(inplace("digamma_"), [T(4, low=1.5)])],
+    "digamma": [(lambda x: dl.digamma(x), [T(3, 4, low=0.3)]), (lambda x: dl.digamma(x), [T(4, low=-0.9)])],
+    "polygamma": [(lambda x: dl.polygamma(1, x), [T(3, 4, low=0.5)]), (lambda x: dl.polygamma(3, x), [T(4, low=2.0)])],
+    "i0": [(lambda x: dl.i0(x), [T(3, 4)])],
+    "i0_": [(inplace("i0_"), [T(4)])],
+    "i1": [(lambda x: dl.autograd.grad(dl.i0(x).sum(), x, create_graph=True)[0], [T(3, 4)])],
+    "cummax": [(lambda x: dl.cummax(x, 1)[0], [distinct(3, 4)]), (lambda x: dl.cummax(x, 0).values, [distinct(5)])],
+    "cummin": [(lambda x: dl.cummin(x, 0)[0], [distinct(3, 4)])],
+    "logcumsumexp": [(lambda x: dl.logcumsumexp(x, 1), [T(3, 4)]), (lambda x: dl.logcumsumexp(x, 0), [T(5)])],
+})

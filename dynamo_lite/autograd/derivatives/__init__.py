@@ -7,3 +7,4 @@ __all__ = ["DECOMPOSITIONS", "DERIVATIVES", "decomposition", "NOT_DIFFERENTIABLE
 from . import order_stats  # noqa: F401,E402  (kthvalue, median)
 from . import linalg_solve  # noqa: F401,E402  (linalg.inv, linalg.solve)
 from . import cholesky  # noqa: F401,E402  (linalg.cholesky)
+from . import port_ops  # noqa: F401,E402  (logaddexp, copysign, fmax, gamma family, cummax, logcumsumexp)
