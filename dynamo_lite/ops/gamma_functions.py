@@ -8,7 +8,8 @@ written with array arithmetic only (they run on CuPy unchanged), all in float64:
   series in 1/x^2; reflection for x < 0.5; 0 gives -inf (-0.0: +inf), negative integers NaN.
 - polygamma(n >= 1): (-1)^(n+1) n! zeta(n + 1, x) with the Hurwitz zeta by direct sum up to
   x + N >= 10, then Euler-Maclaurin with Bernoulli numbers (poles give +inf in zeta).
-- i0/i1: the power series (all terms positive, so no cancellation) until the terms vanish.
+- i0/i1: the power series (all terms positive, so no cancellation) until the terms vanish;
+  +-inf give NaN, as in torch.
 """
 from __future__ import annotations
 
@@ -120,7 +121,8 @@ def polygamma_values(xp, n: int, x):
     if n == 0:
         return digamma_values(xp, x)
     with quiet(xp):
-        return (-1.0) ** (n + 1) * math.factorial(n) * hurwitz_zeta(xp, n + 1, x)
+        result = (-1.0) ** (n + 1) * math.factorial(n) * hurwitz_zeta(xp, n + 1, x)
+        return result if n == 1 else xp.where(x == xp.inf, xp.nan, result)  # torch's NaN at +inf for n >= 2
 
 
 def _bessel_series(xp, x, order: int):
@@ -148,11 +150,12 @@ def _writer(values):
 
 
 def i0_values(xp, x):
-    return xp.where(xp.isinf(x), xp.inf, _bessel_series(xp, xp.where(xp.isinf(x), 0.0, x), 0))
+    # +-inf give NaN, as torch's i0 does (its exp(x) * series form evaluates inf * 0 there).
+    return xp.where(xp.isinf(x), xp.nan, _bessel_series(xp, xp.where(xp.isinf(x), 0.0, x), 0))
 
 
 def i1_values(xp, x):
-    return xp.where(xp.isinf(x), x, _bessel_series(xp, xp.where(xp.isinf(x), 0.0, x), 1))
+    return xp.where(xp.isinf(x), xp.nan, _bessel_series(xp, xp.where(xp.isinf(x), 0.0, x), 1))
 
 
 def float_unary_meta(input):

@@ -73,9 +73,7 @@ def _ufunc_kernel(ufunc):
 
 
 def heaviside_kernel(xp, x, values, out):
-    if out.dtype.kind == "f":
-        return _ufunc_kernel("heaviside")(xp, x, values, out=out)
-    out[...] = xp.where(x == 0, values, x > 0)  # integers and bools: NumPy's heaviside is float-only
+    out[...] = xp.where(x == 0, values, x > 0)  # NaN gives 0 (NumPy's heaviside gives NaN)
     return out
 
 

@@ -377,3 +377,31 @@ SAMPLES.update({
     "linalg_cholesky": lambda: (dl.linalg.cholesky(XT[:3, :3] @ XT[:3, :3].mT + dl.eye(3) * 4),
                                 dl.linalg.cholesky(f32(2, 3, 3) @ f32(2, 3, 3).mT + dl.eye(3) * 4, upper=True)),
 })
+
+# The group-1 porting ops (ops/port_pointwise.py, gamma_functions.py, port_reductions.py).
+SAMPLES.update({
+    "logaddexp": lambda: (dl.logaddexp(XT, XT.abs()), dl.logaddexp(CL, f32(5)), dl.logaddexp(INT, XT.T)),
+    "logaddexp2": lambda: (dl.logaddexp2(XT, XT.abs()), dl.logaddexp2(CL, CL)),
+    "copysign": lambda: (dl.copysign(XT, -XT.T.T), dl.copysign(CL, -1.0), dl.copysign(INT, INT - 2)),
+    "heaviside": lambda: (dl.heaviside(XT, f32(1)), dl.heaviside(INT, INT[:1])),
+    "fmax": lambda: (dl.fmax(XT, f32(3)), dl.fmax(CL, CL * 0.5), dl.fmax(INT, INT.T.T)),
+    "fmin": lambda: (dl.fmin(XT, f32(3)), dl.fmin(INT, XT.T)),
+    "nextafter": lambda: (dl.nextafter(XT, XT * 2), dl.nextafter(CL, f32(5))),
+    "signbit": lambda: (dl.signbit(XT), dl.signbit(CL), dl.signbit(INT)),
+    "frexp": lambda: (dl.frexp(XT), dl.frexp(CL)),
+    "lgamma": lambda: (dl.lgamma(XT), dl.lgamma(CL), dl.lgamma(INT)),
+    "digamma": lambda: (dl.digamma(XT), dl.digamma(CL), dl.digamma(INT)),
+    "polygamma": lambda: (dl.polygamma(1, XT), dl.polygamma(2, CL), dl.polygamma(0, INT)),
+    "i0": lambda: (dl.i0(XT), dl.i0(CL), dl.i0(INT)),
+    "i1": lambda: (dl.ops.i1(XT), dl.ops.i1(INT)),  # only i0's derivative calls it
+    "cummax": lambda: (dl.cummax(XT, 0), dl.cummax(CL, 1), dl.cummax(INT, -1)),
+    "cummin": lambda: (dl.cummin(XT, 1), dl.cummin(INT, 0)),
+    "logcumsumexp": lambda: (dl.logcumsumexp(XT, 0), dl.logcumsumexp(CL, 3)),
+    "histc": lambda: (dl.histc(XT, bins=4), dl.histc(CL, bins=3, min=-1, max=1)),
+    "isin": lambda: (dl.isin(INT, INT[0]), dl.isin(XT, 0.5), dl.isin(INT, 3, invert=True)),
+})
+SAMPLES.update({
+    "copysign_": lambda: (fresh(XT).copysign_(-1.0), fresh(CL).copysign_(f32(5))),
+    "heaviside_": lambda: fresh(XT).heaviside_(f32(1)),
+    "nextafter_": lambda: fresh(XT).nextafter_(fresh(XT) * 2),
+})

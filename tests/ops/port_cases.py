@@ -1,0 +1,184 @@
+"""Calls of torch's tensor ops recorded once with PyTorch, replayed against dynamo_lite (the porting ops).
+
+Shared by the recorder (``tests/ops/fixtures/record_port_ops.py``, run with a PyTorch venv)
+and the tests, which never import torch. A case is ``(name, path, args, kwargs)``: ``path``
+names a function under the library root (``"logaddexp"``, ``"special.i0"``), or a Tensor
+method when it starts with a dot (``".xlogy_"``: called on the first argument). Tensor
+arguments are specs: ``T(shape, low, high)`` float32 (normal, or uniform in [low, high)),
+``I(shape, high)`` int64 in [0, high), ``B(shape)`` bool, ``V(values, dtype)`` exact values
+(NaN, inf, -0.0 ...) of a dtype named like NumPy's.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tests.nn.torch_cases import B, I, T  # noqa: F401  (specs, re-exported for the recorder)
+
+
+@dataclass(frozen=True)
+class V:
+    values: tuple
+    dtype: str = "float32"
+
+
+NAN, INF = float("nan"), float("inf")
+SPECIAL = V((0.0, -0.0, 1.5, -2.5, NAN, INF, -INF, 3.0))  # NaN, infinities and signed zeros
+X = T((3, 4))
+Y = T((3, 4))
+POSITIVE = T((3, 4), 0.1, 4.0)
+INTS = I((3, 4), 7)
+BOOLS = B((3, 4))
+
+GROUP1_CASES = [
+    ("logaddexp", "logaddexp", [X, T((4,))], {}),
+    ("logaddexp_special", "logaddexp", [SPECIAL, V((0.0, 1.0, NAN, -INF, INF, -INF, -INF, 2.0))], {}),
+    ("logaddexp_int_float", "logaddexp", [INTS, X], {}),
+    ("logaddexp2", "logaddexp2", [X, Y], {}),
+    ("logaddexp_method", ".logaddexp", [X, Y], {}),
+    ("copysign", "copysign", [X, Y], {}),
+    ("copysign_scalar_int", "copysign", [INTS, -1], {}),
+    ("copysign_special", "copysign", [SPECIAL, V((-1.0, 1.0, -0.0, 0.0, -1.0, -1.0, 1.0, NAN))], {}),
+    ("copysign_bool", "copysign", [BOOLS, X], {}),
+    ("copysign_", ".copysign_", [X, -2.0], {}),
+    ("heaviside", "heaviside", [V((-1.0, 0.0, 2.0, -0.0, NAN, INF)), V((0.5,))], {}),
+    ("heaviside_int", "heaviside", [I((3, 4), 3), V((7,), "int64")], {}),
+    ("float_power", "float_power", [POSITIVE, 2.5], {}),
+    ("float_power_int", "float_power", [INTS, I((4,), 3)], {}),
+    ("fmax", "fmax", [SPECIAL, V((1.0, NAN, NAN, 0.0, 2.0, 0.0, NAN, -1.0))], {}),
+    ("fmin", "fmin", [SPECIAL, V((1.0, NAN, NAN, 0.0, 2.0, 0.0, NAN, -1.0))], {}),
+    ("fmax_int_bool", "fmax", [INTS, BOOLS], {}),
+    ("fmin_broadcast", "fmin", [X, T((4,))], {}),
+    ("sgn", "sgn", [SPECIAL], {}),
+    ("sgn_int", "sgn", [I((5,), 3)], {}),
+    ("signbit", "signbit", [SPECIAL], {}),
+    ("signbit_int", "signbit", [INTS], {}),
+    ("frexp", "frexp", [SPECIAL], {}),
+    ("frexp_normal", "frexp", [T((3, 4), -100.0, 100.0)], {}),
+    ("ldexp", "ldexp", [X, I((3, 4), 5)], {}),
+    ("ldexp_int", "ldexp", [INTS, I((4,), 3)], {}),
+    ("nextafter", "nextafter", [X, Y], {}),
+    ("nextafter_special", "nextafter", [SPECIAL, V((1.0, 1.0, 1.5, INF, 0.0, 0.0, 0.0, -INF))], {}),
+    ("xlogy", "xlogy", [V((0.0, 0.0, 1.0, 2.0, 0.0, -1.0)), V((0.0, NAN, 0.0, 3.0, 2.0, 0.5))], {}),
+    ("xlogy_scalar_other", "xlogy", [X, 3.0], {}),
+    ("xlogy_scalar_input", "xlogy", [2.0, POSITIVE], {}),
+    ("xlogy_int", "xlogy", [INTS, INTS], {}),
+    ("xlogy_", ".xlogy_", [X, POSITIVE], {}),
+    ("logit", "logit", [T((3, 4), 0.0, 1.0)], {}),
+    ("logit_eps", "logit", [T((3, 4), -0.5, 1.5)], {"eps": 0.1}),
+    ("logit_int", "logit", [I((5,), 2)], {}),
+    ("sinc", "sinc", [V((0.0, 0.5, 1.0, -1.5, 2.25, INF, NAN))], {}),
+    ("sinc_int", "sinc", [I((5,), 4)], {}),
+    ("deg2rad", "deg2rad", [T((3, 4), -360.0, 360.0)], {}),
+    ("deg2rad_int", "deg2rad", [INTS], {}),
+    ("rad2deg", "rad2deg", [X], {}),
+    ("rad2deg_", ".rad2deg_", [X], {}),
+    ("lgamma", "lgamma", [T((4, 5), -6.0, 30.0)], {}),
+    ("lgamma_special", "lgamma", [V((0.0, -1.0, -2.0, 1.0, 2.0, 0.5, -0.5, INF, -INF, NAN, 1e-30, 1e30))], {}),
+    ("lgamma_int", "lgamma", [INTS], {}),
+    ("digamma", "digamma", [T((4, 5), -6.0, 30.0)], {}),
+    ("digamma_special", "digamma", [V((0.0, -0.0, -1.0, 1.0, 0.5, -0.5, INF, NAN, 1e-6, 1e6))], {}),
+    ("polygamma_1", "polygamma", [1, T((4, 5), -4.0, 20.0)], {}),
+    ("polygamma_2", "polygamma", [2, T((4, 5), 0.05, 20.0)], {}),
+    ("polygamma_3_special", "polygamma", [3, V((0.0, -2.0, 1.0, 0.5, 100.0, INF, NAN))], {}),
+    ("polygamma_0", "polygamma", [0, T((5,), 0.5, 5.0)], {}),
+    ("polygamma_method", ".polygamma", [POSITIVE, 1], {}),
+    ("mvlgamma", "mvlgamma", [T((3, 4), 2.0, 9.0), 3], {}),
+    ("mvlgamma_low", "mvlgamma", [V((0.5, 1.0, 2.0)), 2], {}),
+    ("i0", "i0", [T((4, 5), -30.0, 30.0)], {}),
+    ("i0_special", "i0", [V((0.0, INF, -INF, NAN, 80.0))], {}),
+    ("i0_int", "i0", [INTS], {}),
+    ("isin", "isin", [INTS, I((5,), 7)], {}),
+    ("isin_invert", "isin", [INTS, I((5,), 7)], {"invert": True}),
+    ("isin_scalar_test", "isin", [INTS, 3], {}),
+    ("isin_float_int", "isin", [V((1.0, 2.5, 3.0, NAN)), V((1, 3), "int64")], {}),
+    ("nansum", "nansum", [SPECIAL], {}),
+    ("nansum_dim", "nansum", [V((1.0, NAN, 2.0, NAN, NAN, 5.0))], {"dim": 0, "keepdim": True}),
+    ("nansum_int", "nansum", [INTS], {"dim": 1}),
+    ("nansum_method", ".nansum", [X], {"dim": (0, 1)}),
+    ("nanmean", "nanmean", [X], {"dim": 1}),
+    ("nanmean_nan", "nanmean", [V((NAN, 1.0, NAN, 3.0))], {}),
+    ("std_mean", "std_mean", [X], {}),
+    ("std_mean_dim", "std_mean", [X], {"dim": 1, "keepdim": True, "correction": 0}),
+    ("aminmax", "aminmax", [X], {}),
+    ("aminmax_dim", "aminmax", [X], {"dim": 0, "keepdim": True}),
+    ("aminmax_special", "aminmax", [SPECIAL], {"dim": 0}),
+    ("aminmax_bool", "aminmax", [BOOLS], {}),
+    ("cummax", "cummax", [X, 1], {}),
+    ("cummax_ties_nan", "cummax", [V((1.0, 3.0, 3.0, NAN, 5.0, NAN, 2.0)), 0], {}),
+    ("cummin_ties", "cummin", [V((1.0, 3.0, 1.0, 0.0, 0.0, -INF)), 0], {}),
+    ("cummin_int", "cummin", [I((3, 5), 3), -1], {}),
+    ("cummax_bool", "cummax", [BOOLS, 0], {}),
+    ("cummax_method", ".cummax", [X, 0], {}),
+    ("logcumsumexp", "logcumsumexp", [X, 1], {}),
+    ("logcumsumexp_special", "logcumsumexp", [V((-INF, -INF, 1.0, 100.0, -100.0, INF)), 0], {}),
+    ("histc", "histc", [T((50,))], {"bins": 7}),
+    ("histc_range", "histc", [X], {"bins": 4, "min": -1, "max": 1}),
+    ("histc_equal", "histc", [V((1.0, 1.0, 1.0))], {"bins": 3}),
+    ("histc_method", ".histc", [V((0.0, 0.5, 1.0, 2.0, NAN))], {"bins": 2, "min": 0, "max": 1}),
+]
+
+#: Cases whose gradient torch recorded: of ``(first output * cotangent).sum()`` for every float input.
+GROUP1_GRAD_CASES = [
+    "logaddexp", "logaddexp2", "copysign", "float_power", "fmax", "fmin_broadcast", "frexp_normal", "ldexp",
+    "xlogy_scalar_other", "logit", "logit_eps", "deg2rad", "lgamma", "digamma", "polygamma_1", "mvlgamma", "i0",
+    "nansum_dim", "nanmean", "std_mean_dim", "aminmax_dim", "cummax", "cummin_ties", "logcumsumexp",
+]
+
+GROUP1_ERROR_CASES = [
+    ("logaddexp_int", "logaddexp", [INTS, INTS], {}),
+    ("logaddexp_scalar", "logaddexp", [X, 1.0], {}),
+    ("logaddexp2_bool", "logaddexp2", [BOOLS, BOOLS], {}),
+    ("heaviside_dtypes", "heaviside", [X, INTS], {}),
+    ("frexp_int", "frexp", [INTS], {}),
+    ("nextafter_int", "nextafter", [INTS, INTS], {}),
+    ("xlogy_int_inplace", ".xlogy_", [INTS, 2.0], {}),
+    ("polygamma_negative", "polygamma", [-1, X], {}),
+    ("nanmean_int", "nanmean", [INTS], {}),
+    ("std_mean_int", "std_mean", [INTS], {}),
+    ("aminmax_empty", "aminmax", [V(())], {}),
+    ("cummax_dim", "cummax", [X, 2], {}),
+    ("logcumsumexp_int", "logcumsumexp", [INTS, 0], {}),
+    ("histc_int", "histc", [INTS], {}),
+    ("histc_bins", "histc", [X], {"bins": 0}),
+    ("histc_range_order", "histc", [X], {"bins": 4, "min": 3, "max": 1}),
+]
+
+CASES = GROUP1_CASES
+GRAD_CASES = GROUP1_GRAD_CASES
+ERROR_CASES = GROUP1_ERROR_CASES
+
+
+def resolve(root, path: str):
+    """The object at dotted ``path`` under the library module ``root``."""
+    value = root
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def call(root, path, args, kwargs):
+    """Run one case against the library ``root`` (a path starting with "." is a method of args[0])."""
+    if path.startswith("."):
+        return getattr(args[0], path[1:])(*args[1:], **kwargs)
+    return resolve(root, path)(*args, **kwargs)
+
+
+def build_inputs(name, args, kwargs, recorded, make_tensor):
+    """The case's ``(args, kwargs)`` with the recorded arrays (``<name>/in<i>``, in order) in place of specs."""
+    counter = iter(range(1000))
+
+    def build(spec):
+        if isinstance(spec, list):
+            return [build(s) for s in spec]
+        if isinstance(spec, (T, I, B, V)):
+            return make_tensor(recorded[f"{name}/in{next(counter)}"])
+        return spec
+
+    return [build(a) for a in args], {k: build(v) for k, v in kwargs.items()}
+
+
+def cotangent(shape):
+    """The fixed output gradient of a GRAD_CASES case (float64 values, any library casts them)."""
+    import numpy as np
+    count = int(np.prod(shape)) if shape else 1
+    return np.linspace(-1.0, 2.0, count).reshape(shape)

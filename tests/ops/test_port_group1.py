@@ -1,0 +1,109 @@
+"""The porting ops of group 1 (elementwise, gamma family, nan-reductions, scans, histc, isin) against PyTorch.
+
+``fixtures/port_ops.npz`` holds each case's inputs and torch's outputs and gradients,
+``fixtures/port_ops_errors.json`` torch's exception type and message for bad input; both
+were written by ``fixtures/record_port_ops.py`` with PyTorch 2.13 (CPU) from the cases in
+``port_cases.py``. Tests never import torch.
+"""
+from __future__ import annotations
+
+import builtins
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import dynamo_lite as dl
+from tests.helpers import assert_same
+
+from . import port_cases as C
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+RECORDED = np.load(FIXTURES / "port_ops.npz")
+ERRORS = json.loads((FIXTURES / "port_ops_errors.json").read_text())
+CASES = {c[0]: c for c in C.GROUP1_CASES}
+#: float32 results computed by different (equally valid) float64 algorithms round apart by an ulp or so.
+TOLERANCE = {"rtol": 2e-6, "atol": 1e-6}
+
+
+def _outputs(result):
+    if isinstance(result, dl.Tensor):
+        return [result]
+    return [t for r in result for t in _outputs(r)] if isinstance(result, (tuple, list)) else []
+
+
+def _inputs(name, make=dl.tensor):
+    _, path, args, kwargs = CASES[name]
+    return path, *C.build_inputs(name, args, kwargs, RECORDED, make)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_matches_torch(name):
+    path, args, kwargs = _inputs(name)
+    outputs = _outputs(C.call(dl, path, args, kwargs))
+    expected = [RECORDED[f"{name}/out{i}"] for i in range(len([k for k in RECORDED.files
+                                                               if k.startswith(f"{name}/out")]))]
+    assert len(outputs) == len(expected), name
+    for out, want in zip(outputs, expected):
+        assert out.dtype == dl.tensor(want).dtype and tuple(out.shape) == want.shape, name
+        np.testing.assert_allclose(out.numpy(), want, **TOLERANCE, err_msg=name)
+        if want.dtype.kind == "f":  # signed zeros (copysign, sgn, frexp) agree too
+            zeros = want == 0
+            assert np.array_equal(np.signbit(out.numpy()[zeros]), np.signbit(want[zeros])), name
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_compiled_matches_eager(name):
+    path, args, kwargs = _inputs(name)
+    tensors = [a for a in args if isinstance(a, dl.Tensor)]
+
+    def fn(*ts):
+        it = iter(ts)
+        rebuilt = [next(it) if isinstance(a, dl.Tensor) else a for a in args]
+        return C.call(dl, path, rebuilt, kwargs)
+
+    assert_same(fn, *tensors, backend="numpy", copy_args=path.endswith("_"))
+
+
+@pytest.mark.parametrize("name", sorted(n for n, *_ in C.GROUP1_ERROR_CASES))
+def test_errors_match_torch(name):
+    _, path, args, kwargs = next(c for c in C.GROUP1_ERROR_CASES if c[0] == name)
+    args, kwargs = C.build_inputs(name, args, kwargs, RECORDED, dl.tensor)
+    error_type, message = ERRORS[name]
+    with pytest.raises(getattr(builtins, error_type)) as caught:
+        C.call(dl, path, args, kwargs)
+    assert str(caught.value) == message
+    compiled = dl.compile(lambda *a: C.call(dl, path, list(a), kwargs))
+    with pytest.raises(type(caught.value)) as caught_compiled:
+        compiled(*args)
+    assert str(caught_compiled.value) == message
+
+
+def _for_gradient(array):
+    t = dl.tensor(array)
+    return t.double().requires_grad_() if t.dtype.is_floating_point else t
+
+
+@pytest.mark.parametrize("name", C.GROUP1_GRAD_CASES)
+def test_gradients_match_torch(name):
+    path, args, kwargs = _inputs(name, _for_gradient)
+    output = _outputs(C.call(dl, path, args, kwargs))[0]
+    (output * dl.tensor(C.cotangent(tuple(output.shape)))).sum().backward()
+    inputs = [t for t in _outputs([*args, *kwargs.values()]) if t.requires_grad]
+    assert len(inputs) == len([k for k in RECORDED.files if k.startswith(f"{name}/grad")])
+    for i, t in enumerate(inputs):
+        np.testing.assert_allclose(t.grad.numpy(), RECORDED[f"{name}/grad{i}"], rtol=1e-6, atol=1e-8,
+                                   err_msg=f"{name} input {i}")
+
+
+def test_compiled_group_in_one_graph():
+    """Several group-1 ops in one function: one graph, no break, values equal to eager."""
+    def fn(x, y, n):
+        a = dl.logaddexp(x, y) + dl.copysign(x, y) * dl.fmax(x, y)
+        b = dl.lgamma(x.abs() + 1) + dl.digamma(y.abs() + 1) + dl.i0(x) + dl.xlogy(x.abs(), y.abs())
+        c = dl.nansum(x, 1) + dl.logcumsumexp(y, 1)[:, -1] + dl.cummax(x, 1).values[:, -1]
+        return a, b, c, dl.histc(x, bins=5), dl.isin(n, n[:2]), dl.aminmax(x, dim=0), dl.frexp(y)
+
+    x, y = dl.randn(3, 4), dl.randn(3, 4)
+    assert_same(fn, x, y, dl.tensor([3, 1, 4, 1]), backend="numpy")
