@@ -17,3 +17,4 @@ def pair(value) -> tuple:
         raise ValueError(f"expected an int or a pair of ints, got {value!r}")
     return tuple(int(v) for v in value)
 from . import rnn  # noqa: E402,F401  (dl.nn.utils.rnn.pad_sequence)
+from .weight_hooks import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm  # noqa: E402,F401
