@@ -55,3 +55,10 @@ from .distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 from .loss import HuberLoss, KLDivLoss, SmoothL1Loss  # noqa: E402
 
 __all__ += ["CosineSimilarity", "HuberLoss", "KLDivLoss", "PairwiseDistance", "PReLU", "SmoothL1Loss"]
+from .lazy import (  # noqa: E402
+    LazyBatchNorm1d, LazyBatchNorm2d, LazyConv1d, LazyConv2d, LazyLinear, LazyModuleMixin, UninitializedBuffer,
+    UninitializedParameter,
+)
+
+__all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyConv1d", "LazyConv2d", "LazyLinear", "LazyModuleMixin",
+            "UninitializedBuffer", "UninitializedParameter"]
