@@ -10,8 +10,10 @@ from .ops import reductions
 from .ops.linalg import norm as _vector_norm
 from .ops.cholesky_factor import OPS as CHOLESKY_OPS
 from .ops.matrix_solve import OPS, LinAlgError
+from .linalg_decompositions import *  # noqa: F401,F403  (svd, eigh, qr, det, slogdet, pinv ...)
+from . import linalg_decompositions as _decompositions
 
-__all__ = ["LinAlgError", "cholesky", "inv", "matrix_norm", "norm", "solve", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "inv", "matrix_norm", "norm", "solve", "vector_norm"] + _decompositions.__all__
 
 INF = float("inf")
 
@@ -28,12 +30,13 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 #: Matrix norms read from absolute sums: of columns (1, -1) or of rows (inf, -inf); max for positive orders.
 _SUM_NORMS = (1, -1, INF, -INF)
+#: Matrix norms read from the singular values.
+_SINGULAR_VALUE_NORMS = {"nuc": lambda s: s.sum(-1), 2: lambda s: s.amax(-1), -2: lambda s: s.amin(-1)}
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    """The Frobenius norm (``"fro"``) or the 1 / inf norms (max column / row sums; -1 / -inf the min).
-
-    The spectral norms (``"nuc"``, 2, -2) need singular values, which dynamo_lite does not have yet.
+    """The Frobenius norm (``"fro"``), the 1 / inf norms (max column / row sums; -1 / -inf the min), the
+    nuclear norm (``"nuc"``: the sum of singular values) or the spectral norms (2 / -2: the largest / smallest).
 
     Example:
         >>> dl.linalg.matrix_norm(dl.tensor([[1.0, -2.0], [3.0, 4.0]]), 1).item()
@@ -46,11 +49,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     A = A if dtype is None else A.to(dtype)
     if ord == "fro":
         return _vector_norm(A, 2, tuple(dim), keepdim)
-    if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs singular values, not supported yet")
-    if ord not in _SUM_NORMS:
+    if ord not in _SUM_NORMS and ord not in _SINGULAR_VALUE_NORMS:
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     rows, cols = (d % A.dim() for d in dim)
+    if ord in _SINGULAR_VALUE_NORMS:
+        values = _decompositions.svdvals(A.movedim((rows, cols), (-2, -1)))
+        result = _SINGULAR_VALUE_NORMS[ord](values)
+        return result.unsqueeze(min(rows, cols)).unsqueeze(max(rows, cols)) if keepdim else result
     summed_dim, reduced_dim = (rows, cols) if abs(ord) == 1 else (cols, rows)
     sums = A.abs().sum(summed_dim, keepdim=True)
     result = (reductions.amax if ord > 0 else reductions.amin)(sums, reduced_dim, True)

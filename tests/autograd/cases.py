@@ -320,3 +320,14 @@ CASES.update({
     "cummin": [(lambda x: dl.cummin(x, 0)[0], [distinct(3, 4)])],
     "logcumsumexp": [(lambda x: dl.logcumsumexp(x, 1), [T(3, 4)]), (lambda x: dl.logcumsumexp(x, 0), [T(5)])],
 })
+
+# The matrix decompositions: functions of the factors that do not depend on their sign choices.
+CASES.update({
+    "linalg_svd": [(lambda a: (lambda u, s, vh: (u * s.unsqueeze(-2)) @ vh + u[..., :1] * vh[..., :1, :])(
+        *dl.linalg.svd(a, full_matrices=False)), [T(4, 3)]),
+        (lambda a: dl.linalg.svdvals(a), [T(2, 3, 4)])],
+    "linalg_eigh": [(lambda a: (lambda l, q: (q[:, :1] @ q[:, :1].T) * l.sum())(*dl.linalg.eigh(a + a.T)), [T(3, 3)])],
+    "linalg_qr": [(lambda a: (lambda q, r: q + r.sum(0))(*dl.linalg.qr(a)), [T(4, 3)])],
+    "linalg_slogdet": [(lambda a: dl.linalg.slogdet(a + _WELL_CONDITIONED).logabsdet, [T(2, 3, 3)])],
+    "linalg_det": [(lambda a: dl.linalg.det(a + _WELL_CONDITIONED), [T(3, 3)])],
+})

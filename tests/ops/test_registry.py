@@ -405,3 +405,12 @@ SAMPLES.update({
     "heaviside_": lambda: fresh(XT).heaviside_(f32(1)),
     "nextafter_": lambda: fresh(XT).nextafter_(fresh(XT) * 2),
 })
+
+# The matrix decompositions (ops/matrix_decompositions.py).
+SAMPLES.update({
+    "linalg_svd": lambda: (dl.linalg.svd(XT[:3, :4]), dl.linalg.svd(f32(2, 4, 3), full_matrices=False)),
+    "linalg_eigh": lambda: (dl.linalg.eigh(XT[:3, :3] + XT[:3, :3].T), dl.linalg.eigvalsh(f32(2, 3, 3), UPLO="U")),
+    "linalg_qr": lambda: (dl.linalg.qr(XT[:4, :3]), dl.linalg.qr(f32(2, 3, 4), mode="complete")),
+    "linalg_slogdet": lambda: (dl.linalg.slogdet(XT[:3, :3]), dl.linalg.slogdet(f32(2, 3, 3))),
+    "linalg_det": lambda: (dl.linalg.det(XT[:3, :3]), dl.det(f32(2, 3, 3))),
+})
