@@ -250,3 +250,7 @@ from . import functional_loss  # noqa: E402
 
 __all__ += (functional_activation.__all__ + functional_attention.__all__ + functional_image.__all__
             + functional_norm.__all__ + functional_loss.__all__)
+from . import functional_ctc  # noqa: E402
+from .functional_ctc import ctc_loss  # noqa: E402,F401
+
+__all__ += functional_ctc.__all__

@@ -62,3 +62,6 @@ from .lazy import (  # noqa: E402
 
 __all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyConv1d", "LazyConv2d", "LazyLinear", "LazyModuleMixin",
             "UninitializedBuffer", "UninitializedParameter"]
+from .ctc_loss import CTCLoss  # noqa: E402
+
+__all__ += ["CTCLoss"]
