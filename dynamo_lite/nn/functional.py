@@ -254,3 +254,7 @@ from . import functional_ctc  # noqa: E402
 from .functional_ctc import ctc_loss  # noqa: E402,F401
 
 __all__ += functional_ctc.__all__
+from . import functional_grid  # noqa: E402
+from .functional_grid import affine_grid, grid_sample  # noqa: E402,F401
+
+__all__ += functional_grid.__all__
