@@ -10,3 +10,6 @@ __all__ = ["Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "SGD", "lr_schedu
 from .adam_variants import Adamax, NAdam, RAdam  # noqa: E402
 
 __all__ += ["Adamax", "NAdam", "RAdam"]
+from .lbfgs import LBFGS  # noqa: E402
+
+__all__ += ["LBFGS"]

@@ -111,6 +111,9 @@ ERROR_CASES = [
         lib.nn.Linear(2, 2), "nothing", lib.nn.Identity())),
     ("register_changes_shape", lambda lib: lib.nn.utils.parametrize.register_parametrization(
         lib.nn.Linear(2, 2), "weight", _module_class(lib)())),
+    ("register_chained_changes_shape", lambda lib: lib.nn.utils.parametrize.register_parametrization(
+        lib.nn.utils.parametrize.register_parametrization(lib.nn.Linear(2, 2), "weight", lib.nn.Identity()),
+        "weight", _module_class(lib)())),
     ("remove_not_parametrized", lambda lib: lib.nn.utils.parametrize.remove_parametrizations(
         lib.nn.Linear(2, 2), "weight")),
     ("remove_weight_norm_unparametrized_sequence", lambda lib: lib.nn.utils.parametrize.remove_parametrizations(

@@ -215,15 +215,14 @@ def register_parametrization(module, tensor_name: str, parametrization, *, unsaf
         if not unsafe:
             current = getattr(module, tensor_name)
             value = parametrization(current)
-            _check_chained(value, current, tensor_name, "parametrization(module.{0})", "Registering a parametrization")
+            _check_chained(value, current, tensor_name, "forward")
             if hasattr(parametrization, "right_inverse"):
                 try:
                     inverse = parametrization.right_inverse(value)
                 except NotImplementedError:
                     pass
                 else:
-                    _check_chained(inverse, current, tensor_name, "returned",
-                                   "The tensor returned by parametrization.right_inverse must have the same")
+                    _check_chained(inverse, current, tensor_name, "right_inverse")
         parametrizations = module.parametrizations[tensor_name]
         parametrizations.append(parametrization)
         parametrizations.unsafe |= unsafe
@@ -242,26 +241,26 @@ def register_parametrization(module, tensor_name: str, parametrization, *, unsaf
     return module
 
 
-#: The two checks on a chained parametrization: (what, message template) with torch's wording.
+#: The checks on a parametrization chained after others, per what is checked: torch's wording.
 _CHAINED_MESSAGES = {
-    "Registering a parametrization": (
-        "Registering a parametrization may not change the {what} of the tensor, unless the `unsafe` flag is "
-        "enabled.\nmodule.{name}.{what}: {want}\nparametrization(module.{name}).{what}: {got}"),
-    "The tensor returned by parametrization.right_inverse must have the same": (
-        "The tensor returned by parametrization.right_inverse must have the same {what} as module.{name}, unless "
-        "the `unsafe` flag is enabled.\nmodule.{name}.{what}: {want}\nreturned {what}: {got}"),
+    "forward": ("A parametrization must return a tensor. Got {type}.",
+                "Registering a parametrization may not change the {what} of the tensor, unless the `unsafe` flag "
+                "is enabled.\nmodule.{name}.{what}: {want}\nparametrization(module.{name}).{what}: {got}"),
+    "right_inverse": ("parametrization.right_inverse must return a tensor. Got: {type}",
+                      "The tensor returned by parametrization.right_inverse must have the same {what} as "
+                      "module.{name}, unless the `unsafe` flag is enabled.\nmodule.{name}.{what}: {want}\n"
+                      "returned {what}: {got}"),
 }
 
 
-def _check_chained(value, current, name: str, label: str, kind: str) -> None:
+def _check_chained(value, current, name: str, kind: str) -> None:
+    not_a_tensor, changed = _CHAINED_MESSAGES[kind]
     if not isinstance(value, dl.Tensor):
-        raise ValueError(f"A parametrization must return a tensor. Got {type(value).__name__}."
-                         if kind.startswith("Registering") else
-                         f"parametrization.right_inverse must return a tensor. Got: {type(value).__name__}")
+        raise ValueError(not_a_tensor.format(type=type(value).__name__))
     for what in ("dtype", "shape"):
         want, got = getattr(current, what), getattr(value, what)
         if want != got:
-            raise ValueError(_CHAINED_MESSAGES[kind].format(what=what, name=name, want=want, got=got))
+            raise ValueError(changed.format(what=what, name=name, want=want, got=got))
 
 
 def remove_parametrizations(module, tensor_name: str, leave_parametrized: bool = True):
