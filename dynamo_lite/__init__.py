@@ -39,3 +39,5 @@ from . import linalg, special  # noqa: E402  (dl.linalg.norm/inv/solve ..., dl.s
 from . import distributions  # noqa: E402  (dl.distributions.Normal, Categorical, kl_divergence ...)
 from .linalg_decompositions import legacy_qr as qr, legacy_svd as svd, logdet, pinverse  # noqa: E402
 from .linalg_decompositions import det, slogdet  # noqa: E402,F401  (dl.det, dl.slogdet as torch has them)
+from . import amp, cpu  # noqa: E402  (dl.amp.autocast / GradScaler, dl.cpu.amp)
+from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402

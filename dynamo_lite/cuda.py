@@ -109,3 +109,4 @@ def manual_seed(seed) -> None:
 def manual_seed_all(seed) -> None:
     """Seed the random numbers of every CUDA device (one generator serves them all)."""
     manual_seed(seed)
+from .amp import cuda_amp as amp  # noqa: E402  (dl.cuda.amp.autocast / GradScaler, torch's deprecated spellings)

@@ -34,3 +34,4 @@ def __dir__():
 from . import cholesky_factor  # noqa: F401,E402  (linalg.cholesky)
 from . import port_pointwise, gamma_functions, port_reductions  # noqa: F401,E402  (torch ops for porting, group 1)
 from . import matrix_decompositions  # noqa: F401,E402  (linalg.svd, eigh, qr, det, slogdet)
+from . import autocast_policy  # noqa: F401,E402  (plugs dl.autocast's casts into dispatch)

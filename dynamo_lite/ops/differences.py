@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..tensor import layout
 from ..tensor.dtype import bool_
 from . import comparison, meta_rules as mr, pointwise, shape_ops
+from .autocast_policy import float32_function
 from .linalg import norm
 
 __all__ = ["cdist", "diff", "rot90"]
@@ -58,6 +59,7 @@ def rot90(input, k=1, dims=(0, 1)):
     return input.clone()
 
 
+@float32_function  # in float32 under dl.autocast, as torch
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The ``p``-norm distance between every row of ``x1`` (``(..., P, M)``) and of ``x2`` (``(..., R, M)``).
 

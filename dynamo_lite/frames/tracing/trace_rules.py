@@ -35,6 +35,8 @@ EAGER_MODULES = {
                                      "autograd node around forward, which a graph cannot hold",
     "dynamo_lite.utils.checkpoint": "a checkpointed call runs eagerly: its autograd node reruns the function in "
                                     "backward (NOTE: [checkpoint])",
+    "dynamo_lite.amp": "autocast and GradScaler run eagerly: an autocast block is traced with the state on, a "
+                       "scaler reads its found-inf flags (NOTE: [autocast in compiled code])",
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 
 from ...graph import GraphModule
+from ...ops.autocast_state import AUTOCAST
 from ...tensor.device import DEFAULT as DEFAULT_DEVICE
 from ...tensor.dtype import DEFAULT as DEFAULT_DTYPE
 from . import debug
@@ -63,6 +64,11 @@ DEFAULT_DEVICE_SOURCE = AttrSource(ConstSource(DEFAULT_DEVICE, "dynamo_lite.tens
                                    "dl.get_default_device()")
 
 
+#: ... and which ops autocast casts (NOTE: [autocast in compiled code] in amp/autocast_mode.py).
+AUTOCAST_SOURCE = AttrSource(ConstSource(AUTOCAST, "dynamo_lite.ops.autocast_state.AUTOCAST"), "key",
+                             "the dl.autocast state")
+
+
 def _shape_history(request):
     """The sizes earlier compiles of this frame saw (NOTE: [automatic dynamic shapes])."""
     cache = request.hook.cache_for(request.code) if request.hook is not None else None
@@ -75,6 +81,7 @@ def _compile_guards(output, request):
     # NOTE: [compiled graphs and autograd]; a constant match reads "dl.is_grad_enabled() == True".
     output.guards.add(GRAD_MODE_SOURCE, CONSTANT_MATCH, output.grad_enabled)
     output.guards.add(DEFAULT_DEVICE_SOURCE, CONSTANT_MATCH, DEFAULT_DEVICE.value)
+    output.guards.add(AUTOCAST_SOURCE, CONSTANT_MATCH, AUTOCAST.key)
     if output.shape_env.symbols:  # last: it reads the tensors the guards above checked
         output.guards.add(ShapeGuardSource(), SHAPE_ENV, ShapeGuard(output.shape_env, output.symbolic_tensors))
     return compile_guards(output.guards, request.names, request.f_globals, request.values)
