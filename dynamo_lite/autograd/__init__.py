@@ -23,3 +23,4 @@ __all__ = [
     "Function", "FunctionCtx", "Node", "backward", "enable_grad", "grad", "gradcheck", "gradgradcheck",
     "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
 ]
+from . import functional  # noqa: E402  (dl.autograd.functional.jacobian / hessian / vjp / jvp / hvp / vhp)
