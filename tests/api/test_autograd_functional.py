@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import dynamo_lite as dl
+from tests.helpers import assert_same
 
 from . import functional_cases as C
 
@@ -53,8 +54,6 @@ def test_results_are_detached_unless_create_graph():
 
 def test_compiled_caller_breaks_once_and_equals_eager():
     """The functional API drives the autograd engine: in compiled code each call runs eagerly (one break)."""
-    from tests.helpers import assert_same
-
     def f(x, v):
         jac = dl.autograd.functional.jacobian(lambda z: z.sin() * z, x)
         return jac @ v + 1
