@@ -41,3 +41,5 @@ from .linalg_decompositions import legacy_qr as qr, legacy_svd as svd, logdet, p
 from .linalg_decompositions import det, slogdet  # noqa: E402,F401  (dl.det, dl.slogdet as torch has them)
 from . import amp, cpu  # noqa: E402  (dl.amp.autocast / GradScaler, dl.cpu.amp)
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
+from . import func  # noqa: E402  (dl.func.vmap / grad / grad_and_value / jacrev / functional_call)
+from .func import vmap  # noqa: E402
