@@ -20,6 +20,13 @@ from .vmap import _leaves, _rebuild
 __all__ = ["grad", "grad_and_value", "jacrev"]
 
 
+def _own_module(transformed):
+    """``transformed`` attributed to this module (functools.wraps copied the user's), so that compiled
+    code runs it eagerly as trace_rules.EAGER_MODULES says for dl.func."""
+    transformed.__module__ = __name__
+    return transformed
+
+
 def _argnums_tuple(argnums, count: int) -> tuple:
     if not (isinstance(argnums, int) or (isinstance(argnums, tuple) and all(isinstance(a, int) for a in argnums))):
         raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
@@ -96,7 +103,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         value = _detach_tree(output, keep_graph)
         return (gradient, (value, _detach_tree(aux, keep_graph))) if has_aux else (gradient, value)
 
-    return transformed
+    return _own_module(transformed)
 
 
 def grad(func, argnums=0, has_aux=False):
@@ -113,7 +120,7 @@ def grad(func, argnums=0, has_aux=False):
         gradient, value = grad_and_value(func, argnums, has_aux)(*args, **kwargs)
         return (gradient, value[1]) if has_aux else gradient
 
-    return transformed
+    return _own_module(transformed)
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
@@ -150,4 +157,4 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         result = _rebuild(example, rows)
         return (result, aux_box[0]) if has_aux else result
 
-    return transformed
+    return _own_module(transformed)

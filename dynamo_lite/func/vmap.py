@@ -155,4 +155,5 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                                    "operation out of vmap")
         return _stack_outputs(func, results, out_dims)
 
+    mapped.__module__ = __name__  # functools.wraps copied func's; trace rules read it (NOTE: [vmap per slice])
     return mapped
