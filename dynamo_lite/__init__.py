@@ -43,3 +43,4 @@ from . import amp, cpu  # noqa: E402  (dl.amp.autocast / GradScaler, dl.cpu.amp)
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from . import func  # noqa: E402  (dl.func.vmap / grad / grad_and_value / jacrev / functional_call)
 from .func import vmap  # noqa: E402
+from . import fft  # noqa: E402  (dl.fft.fft / rfft / fftn / fftfreq / fftshift ...)

@@ -331,3 +331,13 @@ CASES.update({
     "linalg_slogdet": [(lambda a: dl.linalg.slogdet(a + _WELL_CONDITIONED).logabsdet, [T(2, 3, 3)])],
     "linalg_det": [(lambda a: dl.linalg.det(a + _WELL_CONDITIONED), [T(3, 3)])],
 })
+
+# dl.fft: real losses of complex spectra through view_as_real (complex gradients, torch's convention).
+CASES.update({
+    "fft_c2c": [(lambda x: dl.view_as_real(dl.fft.fft(x, norm="ortho")), [T(3, 5)]),
+                (lambda z: dl.view_as_real(dl.fft.ifft2(dl.view_as_complex(z))), [T(2, 3, 2)])],
+    "fft_r2c": [(lambda x: dl.view_as_real(dl.fft.rfft(x)), [T(3, 6)]),
+                (lambda x: dl.view_as_real(dl.fft.rfftn(x, norm="forward")), [T(3, 5)])],
+    "fft_c2r": [(lambda z: dl.fft.irfft(dl.view_as_complex(z)), [T(3, 4, 2)]),
+                (lambda z: dl.fft.irfft(dl.view_as_complex(z), n=7, norm="ortho"), [T(4, 2)])],
+})

@@ -414,3 +414,10 @@ SAMPLES.update({
     "linalg_slogdet": lambda: (dl.linalg.slogdet(XT[:3, :3]), dl.linalg.slogdet(f32(2, 3, 3))),
     "linalg_det": lambda: (dl.linalg.det(XT[:3, :3]), dl.det(f32(2, 3, 3))),
 })
+
+# dl.fft (ops/spectral.py): strided and channels-last inputs, every direction.
+SAMPLES.update({
+    "fft_c2c": lambda: (dl.fft.fft(XT), dl.fft.ifftn(CL, dim=(1, 3), norm="ortho")),
+    "fft_r2c": lambda: (dl.fft.rfft(XT), dl.fft.rfftn(CL, s=(3, 6), norm="forward")),
+    "fft_c2r": lambda: (dl.fft.irfft(dl.fft.rfft(XT)), dl.fft.irfft2(dl.fft.rfft2(CL), s=(4, 5))),
+})
