@@ -302,14 +302,21 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     return _unpack(result, (inputs_tuple, inputs_tuple))
 
 
-def _scalar_output(func, inputs, fn_name, strict):
+def _gradient_of_scalar(func, inputs, v, create_graph, strict, fn_name):
+    """What vhp and hvp share, under enable_grad: inputs as leaves, v checked, ``func``'s single-element
+    output and its gradient (with graph). Returns (inputs_tuple, inputs, v, outputs, gradient)."""
+    inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    inputs = _prepare(inputs, create_graph, need_graph=True)
+    v = _v_or_single_element(v, inputs, inputs_tuple, create_graph, fn_name, _V_FOR_INPUT)
     outputs_tuple, outputs = _as_tuple(func(*inputs), _OUTPUTS, fn_name)
     _check_requires_grad(outputs, "outputs", strict)
     if outputs_tuple:
         raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
     if outputs[0].numel() != 1:
         raise RuntimeError(f"The Tensor returned by the function given to {fn_name} should contain a single element")
-    return outputs_tuple, outputs
+    gradient = _grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(gradient, "jacobian", strict)
+    return inputs_tuple, inputs, v, outputs, gradient
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
@@ -320,16 +327,10 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         tensor([ 6., 12.])
     """
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _v_or_single_element(v, inputs, inputs_tuple, create_graph, "vhp", _V_FOR_INPUT)
-        outputs_tuple, outputs = _scalar_output(func, inputs, "vhp", strict)
-        jac = _grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
+        inputs_tuple, inputs, v, outputs, jac = _gradient_of_scalar(func, inputs, v, create_graph, strict, "vhp")
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         products = _fill_in_zeros(_grad(jac, inputs, v, create_graph), inputs, strict, create_graph, "double_back")
-    return (_unpack(_finish(outputs, create_graph), outputs_tuple),
-            _unpack(_finish(products, create_graph), inputs_tuple))
+    return _finish(outputs, create_graph)[0], _unpack(_finish(products, create_graph), inputs_tuple)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
@@ -340,17 +341,11 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         tensor([ 6., 12.])
     """
     with enable_grad():
-        inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _prepare(inputs, create_graph, need_graph=True)
-        v = _v_or_single_element(v, inputs, inputs_tuple, create_graph, "hvp", _V_FOR_INPUT)
-        outputs_tuple, outputs = _scalar_output(func, inputs, "hvp", strict)
-        jac = _grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
+        inputs_tuple, inputs, v, outputs, jac = _gradient_of_scalar(func, inputs, v, create_graph, strict, "hvp")
         dummy = tuple(ops.zeros_like(x).requires_grad_() for x in inputs)
         double_back = _grad(jac, inputs, dummy, create_graph=True)
         _check_requires_grad(jac, "hessian", strict)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         products = _fill_in_zeros(_grad(double_back, dummy, v, create_graph), inputs, strict, create_graph,
                                   "double_back_trick")
-    return (_unpack(_finish(outputs, create_graph), outputs_tuple),
-            _unpack(_finish(products, create_graph), inputs_tuple))
+    return _finish(outputs, create_graph)[0], _unpack(_finish(products, create_graph), inputs_tuple)

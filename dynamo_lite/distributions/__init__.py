@@ -7,12 +7,12 @@ Example:
     1.3863
 """
 from . import constraints
-from .bernoulli import Bernoulli, Categorical, OneHotCategorical
+from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution, ExponentialFamily
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
-from .normal import Normal, Uniform
+from .continuous import Normal, Uniform
 
 __all__ = [
     "Bernoulli", "Categorical", "Distribution", "ExponentialFamily", "Independent", "MultivariateNormal", "Normal",

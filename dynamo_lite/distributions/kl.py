@@ -11,11 +11,11 @@ import warnings
 
 from ..nn import functional as F
 from ..ops.matrix_solve import OPS as SOLVE_OPS
-from .bernoulli import Bernoulli, Categorical, OneHotCategorical
+from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution, ExponentialFamily
 from .independent import Independent
 from .multivariate_normal import MultivariateNormal
-from .normal import Normal, Uniform
+from .continuous import Normal, Uniform
 from .utils import sum_rightmost
 
 __all__ = ["kl_divergence", "register_kl"]

@@ -1,7 +1,7 @@
-"""Autocast: the per-thread state, which ops run in lower precision or in float32, and the casts.
+"""Autocast policy: which ops run in lower precision or in float32 under dl.autocast, and the casts.
 
-NOTE: [autocast] ``dl.autocast(device_type)`` (dynamo_lite/amp) switches the state here on for
-one device type. ``dispatch`` then asks ``autocast_arguments`` to cast the floating tensors of an
+NOTE: [autocast] ``dl.autocast(device_type)`` (dynamo_lite/amp) switches the per-thread state of
+ops/autocast_state.py on for one device type. ``dispatch`` then asks ``autocast_arguments`` to cast the floating tensors of an
 op listed in ``POLICIES`` before running (or recording) it: to the autocast dtype for the
 matmul/convolution family, to float32 for the ops listed as needing range, to the widest
 input dtype for the promoting ones. float64 tensors and tensors on another device type are
@@ -12,7 +12,6 @@ Composite functions (the losses) are wrapped by ``float32_function`` instead.
 from __future__ import annotations
 
 import functools
-import threading
 
 from ..tensor.dtype import bfloat16, float16, float32, float64, promote_types
 from ..tensor.tensor import Tensor

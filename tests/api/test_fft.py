@@ -4,7 +4,6 @@ functions of ``fft_cases.py`` with torch and saves ``fixtures/fft.npz`` (values,
 ``fixtures/fft_errors.json`` (exception type and message). Compiled code is checked against eager."""
 from __future__ import annotations
 
-import builtins
 import json
 import pathlib
 
@@ -13,6 +12,7 @@ import pytest
 
 import dynamo_lite as dl
 from tests.helpers import assert_same
+from tests.recorded_cases import check_error, check_outputs
 
 from . import fft_cases as C
 
@@ -21,35 +21,19 @@ RECORDED = np.load(FIXTURES / "fft.npz")
 ERRORS = json.loads((FIXTURES / "fft_errors.json").read_text())
 
 
-def _outputs(result):
-    return result if isinstance(result, tuple) else (result,)
-
-
-def _check(name, outputs, rtol, atol):
-    assert f"{name}/{len(outputs)}" not in RECORDED.files, "torch returned more outputs"
-    for i, out in enumerate(outputs):
-        want = RECORDED[f"{name}/{i}"]
-        got = out.detach().numpy()
-        assert got.dtype == want.dtype and got.shape == want.shape, (name, i, got.dtype, want.dtype, got.shape)
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"{name} output {i}")
-
-
 @pytest.mark.parametrize("name", sorted(C.VALUE_CASES))
 def test_values_match_torch(name):
-    _check(name, _outputs(C.VALUE_CASES[name](dl)), rtol=1e-5, atol=1e-5)
+    check_outputs(name, C.VALUE_CASES[name](dl), RECORDED, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", sorted(C.GRAD_CASES))
 def test_gradients_match_torch(name):
-    _check(name, _outputs(C.GRAD_CASES[name](dl)), rtol=1e-10, atol=1e-10)
+    check_outputs(name, C.GRAD_CASES[name](dl), RECORDED, rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("name", sorted(C.ERROR_CASES))
 def test_errors_match_torch(name):
-    error_type, message = ERRORS[name]
-    with pytest.raises(getattr(builtins, error_type)) as caught:
-        C.ERROR_CASES[name](dl)
-    assert str(caught.value) == message
+    check_error(lambda: C.ERROR_CASES[name](dl), ERRORS[name])
 
 
 def test_dtypes_follow_the_input_precision():
@@ -60,13 +44,11 @@ def test_dtypes_follow_the_input_precision():
 
 
 def test_gradcheck_through_every_transform():
-    from dynamo_lite.autograd.gradcheck import gradcheck
-
     x = dl.randn(3, 6, dtype=dl.float64, requires_grad=True)
     for fn in (lambda v: dl.view_as_real(dl.fft.fft(v, norm="ortho")), lambda v: dl.view_as_real(dl.fft.rfft(v)),
                lambda v: dl.fft.irfft(dl.fft.rfft(v) * 1.5, n=6), lambda v: dl.view_as_real(dl.fft.ifftn(v, s=(4, 4))),
                lambda v: dl.fft.irfft(dl.view_as_complex(dl.stack([v, v * 0.5], -1)), n=7)):
-        assert gradcheck(fn, (x,))
+        assert dl.autograd.gradcheck(fn, (x,))
 
 
 def _spectral_filter(x, w):

@@ -4,7 +4,6 @@ runs the functions of ``func_cases.py`` with torch and saves ``fixtures/func.npz
 TreeSpecs, dynamo_lite as nested tuples: those messages are compared up to that point."""
 from __future__ import annotations
 
-import builtins
 import json
 import pathlib
 
@@ -13,6 +12,7 @@ import pytest
 
 import dynamo_lite as dl
 from tests.helpers import assert_same
+from tests.recorded_cases import check_error, check_outputs
 
 from . import func_cases as C
 
@@ -21,31 +21,14 @@ RECORDED = np.load(FIXTURES / "func.npz")
 ERRORS = json.loads((FIXTURES / "func_errors.json").read_text())
 
 
-def _flat(result):
-    return [t for r in result for t in _flat(r)] if isinstance(result, (tuple, list)) else [result]
-
-
 @pytest.mark.parametrize("case", C.VALUE_CASES, ids=[c.__name__ for c in C.VALUE_CASES])
 def test_values_match_torch(case):
-    outputs = _flat(case(dl))
-    assert f"{case.__name__}/{len(outputs)}" not in RECORDED.files, "torch returned more outputs"
-    for i, out in enumerate(outputs):
-        want = RECORDED[f"{case.__name__}/{i}"]
-        got = out.detach().numpy()
-        assert got.dtype == want.dtype and got.shape == want.shape, (case.__name__, i, got.shape, want.shape)
-        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=f"{case.__name__} output {i}")
+    check_outputs(case.__name__, case(dl), RECORDED, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", sorted(C.ERROR_CASES))
 def test_errors_match_torch(name):
-    error_type, message = ERRORS[name]
-    with pytest.raises(getattr(builtins, error_type)) as caught:
-        C.ERROR_CASES[name](dl)
-    if name in C.PREFIX_ONLY:
-        cut = message.index(C.PREFIX_ONLY[name]) + len(C.PREFIX_ONLY[name])
-        assert str(caught.value)[:cut] == message[:cut]
-    else:
-        assert str(caught.value) == message
+    check_error(lambda: C.ERROR_CASES[name](dl), ERRORS[name], prefix_until=C.PREFIX_ONLY.get(name))
 
 
 def test_randomness_same_and_different():
