@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-from ..autograd.grad_mode import no_grad
 from ..ops import api as ops
 from ..tensor.layout import Size
 from . import constraints
@@ -46,10 +45,6 @@ class Normal(ExponentialFamily):
     @property
     def variance(self):
         return self.scale.pow(2)
-
-    def sample(self, sample_shape=Size()):
-        with no_grad():
-            return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)

@@ -32,6 +32,8 @@ class Distribution:
     arg_constraints: dict = {}
     #: the parameters derived on demand from others (NOTE: [lazy parameters]).
     lazy_parameters: tuple = ()
+    #: tensor attributes besides the parameters that hold one value per batch element (``expand`` expands them).
+    _expanded_attributes: tuple = ()
     support = None
 
     @staticmethod
@@ -90,9 +92,6 @@ class Distribution:
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    #: tensor attributes besides the parameters that hold one value per batch element.
-    _expanded_attributes: tuple = ()
 
     @property
     def mean(self):
