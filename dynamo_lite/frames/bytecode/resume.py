@@ -11,6 +11,7 @@ from . import compat
 from ..errors import Unsupported
 
 STACK_PREFIX = "__dl_stack"
+EXIT_STACK_PREFIX = "__dl_exit_stack"
 _STUB_STACK = 4  # stack slots a loop exit's stub and PUSH_EXC_INFO use beyond the original's
 
 #: What the prologue does to an argument after loading it: an iterator's rest is a tuple
@@ -86,6 +87,26 @@ def _cells_made_free(bc: Bytecode) -> int:
     return 1 - len(made)
 
 
+def exit_stack_names(layout: tuple) -> list:
+    """The locals a loop's exit stores the stack of ``layout`` in (not its NULLs)."""
+    return [f"{EXIT_STACK_PREFIX}{i}" for i, kind in enumerate(layout) if kind != "null"]
+
+
+def _stored_stack(layout: tuple, location) -> list:
+    """Instructions storing a stack of ``layout`` in ``exit_stack_names(layout)``, top
+    first. A NULL cannot be stored: each one stays on top (``SWAP`` brings the value under
+    them up), and the function returns over them, which frees the stack as it is."""
+    code, nulls = [], 0
+    for i in reversed(range(len(layout))):
+        if layout[i] == "null":
+            nulls += 1
+            continue
+        if nulls:
+            code.append(Instr("SWAP", nulls + 1, location=location))
+        code.append(Instr("STORE_FAST", f"{EXIT_STACK_PREFIX}{i}", location=location))
+    return code
+
+
 def real_instructions(bc: Bytecode) -> list:
     """The Instr objects of ``bc`` in order (labels and try markers left out)."""
     return [item for item in bc if isinstance(item, Instr)]
@@ -155,11 +176,13 @@ class ResumeFunctions:
                 exception the clause handles is passed and made current again, which
                 pushes the exception current before).
             local_names: the locals passed after the stack values.
-            exits: ``(instruction index, pops, handover)``: reaching that instruction
-                pops ``pops`` values and returns ``handover(locals())`` instead (NOTE:
-                [graph breaks in loops]).
+            exits: ``(instruction index, pops, kept layout, handover)``: reaching that
+                instruction pops ``pops`` values, stores the stack left (of that layout)
+                in the locals ``exit_stack_names(kept layout)``, and returns
+                ``handover(locals(), cells)`` instead (NOTE: [graph breaks in loops]).
         """
-        key = (code, index, stack_layout, local_names, tuple((at, pops, id(handover)) for at, pops, handover in exits))
+        key = (code, index, stack_layout, local_names,
+               tuple((at, pops, kept, id(handover)) for at, pops, kept, handover in exits))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = (self._build(code, index, stack_layout, local_names, exits), exits)
@@ -171,14 +194,14 @@ class ResumeFunctions:
         instructions = real_instructions(bc)
         target = instructions[index]
         cells = closure_names(code)
-        for at, pops, handover in exits:
+        for at, pops, kept_layout, handover in exits:
             exit_instruction = instructions[at]
             location = exit_instruction.location
             # handover(locals(), (cell, ...)): the code after the loop shares the cells too
             handover_args = compat.call_const(locals, [], 0, location=location)
             handover_args += [compat.load_cell(name, location=location) for name in cells]
             handover_args.append(Instr("BUILD_TUPLE", len(cells), location=location))
-            stub = [Instr("POP_TOP", location=location)] * pops
+            stub = [Instr("POP_TOP", location=location)] * pops + _stored_stack(kept_layout, location)
             stub += compat.call_const(handover, handover_args, 2, location=location)
             position = next(i for i, item in enumerate(bc) if item is exit_instruction)
             bc[position:position] = stub + [Instr("RETURN_VALUE", location=location)]

@@ -7,7 +7,7 @@ from ..bytecode import compat
 from ..errors import Unsupported, UserError
 from .exceptions import in_cleanup, in_try_block
 from .try_breaks import NO_ROUTE, ExceptionRoute
-from .loops import LoopExit, loop_exits
+from .loops import LoopExit, loop_exits, loop_kept
 from ..bytecode.liveness import live_locals
 from ..logs import graph_breaks_log
 from ..bytecode.resume import bind, closure_names, real_instructions
@@ -270,13 +270,17 @@ class BreakPlan:
         of its own when it can (a stack below the loop, or an exit inside a try, keeps
         it in the loop's function, running eagerly)."""
         stack = self.snapshot.stack
-        exits = loop_exits(self.original_code, self.original_index) if len(stack) == 1 else None
+        below = self.layout(stack[:-1])  # (under the iterable: what the code after the loop gets back)
+        exits = loop_exits(self.original_code, self.original_index) if set(below) <= {"value", "null"} else None
+        # What a comprehension keeps: its collection, and the loop variables it saved (NULL if unbound).
+        kept = below + tuple("null" if name and self.snapshot.locals.get(name) is None else "value"
+                             for name in loop_kept(self.original_code, self.original_index))
         cells = set(closure_names(self.original_code))
         handovers = []
         for at, resume_index, pops in exits or ():
             names = tuple(sorted(self._live_at(resume_index) - cells))
-            handover = LoopExit(self.resume, hook, self.original_code, resume_index, names, self.f_globals)
-            handovers.append((at, pops, handover))
+            handover = LoopExit(self.resume, hook, self.original_code, resume_index, names, self.f_globals, kept)
+            handovers.append((at, pops, kept, handover))
         self.call_resume(cg, hook, self.targets[0], stack, [], tuple(handovers))
 
 

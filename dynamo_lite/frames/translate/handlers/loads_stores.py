@@ -31,13 +31,19 @@ def load_fast(tx, ins):
 
 @handles("LOAD_FAST_AND_CLEAR")
 def load_fast_and_clear(tx, ins):
-    # 3.12+ inlined comprehensions save the outer value of their loop variable.
-    tx.push(tx.locals.pop(ins.argval, None) or ConstantVariable(None))
+    # 3.12+ inlined comprehensions save the outer value of their loop variable (NULL:
+    # unbound, which the STORE_FAST putting it back restores).
+    tx.push(tx.locals.pop(ins.argval, None) or NULL)
+
+
+def _store_fast(tx, name):
+    value = tx.pop()
+    tx.locals[name] = None if value is NULL else value
 
 
 @handles("STORE_FAST")
 def store_fast(tx, ins):
-    tx.locals[ins.argval] = tx.pop()
+    _store_fast(tx, ins.argval)
 
 
 @handles("DELETE_FAST")
@@ -45,7 +51,7 @@ def delete_fast(tx, ins):
     tx.locals.pop(ins.argval, None)
 
 
-_PARTS = {"LOAD_FAST": _load_fast, "STORE_FAST": lambda tx, name: tx.locals.__setitem__(name, tx.pop())}
+_PARTS = {"LOAD_FAST": _load_fast, "STORE_FAST": _store_fast}
 
 
 @handles(*compat.SUPERINSTRUCTIONS)
