@@ -290,7 +290,7 @@ def test_closures_made_in_a_loop_see_the_last_values():
     assert_same(_closure_made_in_a_loop_with_a_break, x3(), [x3(), x3() * 2], expect_breaks=1)
 
 
-# -- not yet: a recursive closure (its cell holds the function holding the cell) ----------------
+# -- a recursive closure: its cell holds the function holding the cell ------------------------
 def _recursive_inner_function(x):
     def halve(n):
         return x if n == 0 else halve(n - 1) / 2
@@ -298,10 +298,43 @@ def _recursive_inner_function(x):
     return halve(2)
 
 
-def test_recursive_closure_runs_eagerly():
-    # The rebuilt function and its cell would have to be made before either's contents:
-    # the frame runs eagerly (it used to hang, walking the cycle for graph outputs).
-    assert_same(_recursive_inner_function, x3(), expect_fallback=True)
+def _recursive_factorial(x):
+    def fact(n):
+        return 1 if n <= 1 else n * fact(n - 1)
+    y = x + 1
+    print("hi")
+    return y * fact(4)
+
+
+def _recursion_through_two_functions(x):
+    def even(n):
+        return True if n == 0 else odd(n - 1)
+
+    def odd(n):
+        return False if n == 0 else even(n - 1)
+    y = x * 2
+    print("break")
+    return y + 1 if even(4) else y - 1, odd(3)
+
+
+def test_recursive_closures_compile_with_the_break():
+    # The cell is made empty, the function over it, and then the cell gets the function.
+    for program in (_recursive_inner_function, _recursive_factorial, _recursion_through_two_functions):
+        assert_same(program, x3(), expect_breaks=1)
+
+
+def test_a_recursive_closure_returned_is_the_one_its_cell_holds():
+    def f(x):
+        def fact(n):
+            return 1 if n <= 1 else n * fact(n - 1)
+        y = x - 1
+        print("break")
+        return y, fact
+
+    before = dl.stats()
+    _, fact = dl.compile(f, backend="eager")(x3())
+    assert_compiled(before, dl.stats(), expect_breaks=1)
+    assert fact.__closure__[0].cell_contents is fact and fact(5) == 120
 
 
 # -- closures from outside the frame keep their identity ---------------------------------------

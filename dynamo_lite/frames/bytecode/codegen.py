@@ -207,7 +207,7 @@ class TransformedCodeBuilder:
         function is one list, as in the eager run.
         """
         self.begin("rebuild")
-        order, state, pending = [], {}, [(v, False) for v in reversed(list(variables))]
+        order, state, fills, pending = [], {}, [], [(v, False) for v in reversed(list(variables))]
         while pending:
             variable, children_done = pending.pop()
             key = id(variable)
@@ -222,14 +222,25 @@ class TransformedCodeBuilder:
             state[key] = "visiting"
             pending.append((variable, True))
             if variable.source is None:  # a sourced value is reloaded, not rebuilt
-                pending.extend((child, False) for child in reversed(variable.children()))
+                later = variable.filled_later()
+                if later:  # built after it, as roots of their own: a cycle through it is no cycle
+                    fills.append(variable)
+                    pending[:0] = [(child, False) for child in later]
+                pending.extend((child, False) for child in reversed(variable.children())
+                               if not any(child is c for c in later))
+        filled = {id(v) for v in fills}
         for variable in order:
             if id(variable) in self.temps:
                 continue
-            variable.reconstruct(self)
+            if id(variable) in filled:
+                variable.reconstruct_unfilled(self)
+            else:
+                variable.reconstruct(self)
             name = f"{TEMP_PREFIX}{len(self.temps)}"
             self.store_fast(name)
             self.temps[id(variable)] = (name, variable)
+        for variable in fills:
+            variable.fill(self, lambda v=variable: self.load_fast(self.temps[id(v)][0]))
 
     def load_symbolic(self, value) -> None:
         """A size known only at run time (a SymInt), or a tuple/list/Size holding some:

@@ -70,6 +70,19 @@ class VariableTracker:
         """Variables this one is built from (what rebuilding it will need)."""
         return []
 
+    def filled_later(self) -> list:
+        """Children put into this one after it is built (``fill``), not before: a cell of
+        the frame, so that a function whose closure holds the cell holding it can be built."""
+        return []
+
+    def reconstruct_unfilled(self, cg) -> None:
+        """Build this one without its ``filled_later`` children."""
+        raise NotImplementedError
+
+    def fill(self, cg, load_self) -> None:
+        """Put the ``filled_later`` children into this one, which ``load_self()`` pushes."""
+        raise NotImplementedError
+
     def save_state(self):
         """What ``restore_state`` needs to undo an in-place change (see SideEffects.mutation)."""
         raise Unsupported(f"changing {self} in place")
@@ -330,6 +343,9 @@ class CellVariable(VariableTracker):
     def children(self) -> list:
         return [] if self.contents is None else [self.contents]
 
+    def filled_later(self) -> list:
+        return [] if self.contents is None or self.source is not None else [self.contents]
+
     def reconstruct(self, cg) -> None:
         """The cell object: reloaded from its source, or, a cell of the frame, a new cell
         holding the contents (built once: NOTE: [cells across graph breaks])."""
@@ -339,6 +355,17 @@ class CellVariable(VariableTracker):
             cg.call_const(types.CellType, lambda: None, 0)
         else:
             cg.call_const_on(types.CellType, [self.contents])
+
+    def reconstruct_unfilled(self, cg) -> None:
+        """A new cell, empty until ``fill`` (a recursive inner function's cell holds the
+        function made over it)."""
+        cg.call_const(types.CellType, lambda: None, 0)
+
+    def fill(self, cg, load_self) -> None:
+        """Give the new cell ``load_self()`` pushes its contents."""
+        cg.reconstruct(self.contents)
+        load_self()
+        cg.emit("STORE_ATTR", "cell_contents")
 
     def __repr__(self) -> str:
         return f"CellVariable({self.name}={self.contents!r})"
