@@ -33,12 +33,14 @@ class Guard:
     source: Source
     kind: str
     expected: object
+    why: str = ""  # what made the trace depend on it, when that is not plain (shown in explain)
 
     def key(self) -> tuple:
         return (self.source.expr(), self.kind)
 
     def text(self) -> str:
-        return _KINDS[self.kind].text(self.source.name(), self.expected)
+        text = _KINDS[self.kind].text(self.source.name(), self.expected)
+        return f"{text}  # {self.why}" if self.why else text
 
 
 def tensor_key(t) -> tuple:
@@ -107,8 +109,8 @@ class GuardSet:
         self._guards: dict = {}
         self._module_tags: dict = {"rebinds": REBINDS.count}
 
-    def add(self, source: Source, kind: str, expected) -> None:
-        guard = Guard(source, kind, expected)
+    def add(self, source: Source, kind: str, expected, why: str = "") -> None:
+        guard = Guard(source, kind, expected, why)
         self._guards.setdefault(guard.key(), guard)
         if kind == ID_MATCH and isinstance(expected, (Module, Optimizer)):
             self._module_tags.setdefault(id(expected), guard_tree.current_tag(expected))

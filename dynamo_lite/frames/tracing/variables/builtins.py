@@ -15,7 +15,7 @@ from .exceptions import RuntimeValueVariable
 from .functions import SuperVariable, zero_argument_super
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
 from .sets import SetVariable
-from . import symbolic
+from . import lifted_float, symbolic
 from .tensor import TensorVariable, TracedCallableVariable
 
 # Builtins that are pure functions of constant arguments: called directly on constants.
@@ -243,6 +243,8 @@ class BuiltinVariable(ValueVariable):
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         kept_symbolic = symbolic.call(tx, self.fn, args, kwargs)  # NOTE: [observing a symbolic int]
+        if kept_symbolic is None:
+            kept_symbolic = lifted_float.builtin_call(self.fn, args, kwargs)  # NOTE: [lifted floats]
         if kept_symbolic is not None:
             return kept_symbolic
         if self.fn in PURE_ON_CONSTANTS and _all_constant(args, kwargs):

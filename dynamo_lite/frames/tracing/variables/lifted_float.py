@@ -12,9 +12,11 @@ current value, guarded by type only. To the program it is still a float:
 - with a tensor (``update * lr``, ``param.mul_(1 - lr * wd)``, ``x.add_(eps)``, ``lerp_``)
   it enters the op as a 0-dim tensor of the tensor's dtype (of the default dtype for an
   integer tensor): the dtype a Python float gets, rounded as the float would be;
-- everything else needs its value (a branch, a comparison, ``print``, ``str``, a keyword
+- ``float(lr)`` is the same float: still lifted;
+- everything else needs its value (a branch, a comparison, ``print``, ``round``, a keyword
   like ``alpha=``, a call into other code): the value is *specialized*: every lifted
-  input it came from gets a guard on its value, as without lifting.
+  input it came from gets a guard on its value, as without lifting (``round``/``int``
+  say so next to the guard, in ``dl.explain``).
 
 The optimizers' ``apply_update`` multiplies by the scale when compiled, so a lifted lr
 reaches the update as a tensor operand rather than as ``alpha=`` (which would specialize).
@@ -90,12 +92,13 @@ class LiftedFloatVariable(VariableTracker):
     def is_python_constant(self) -> bool:
         return False  # asking must not specialize it: only a use of the value does
 
-    def as_python_constant(self):
-        """Its value, specialized: each lifted input it came from is guarded by value."""
+    def as_python_constant(self, why: str = ""):
+        """Its value, specialized: each lifted input it came from is guarded by value
+        (``why``: the use that needs it, shown with the guard)."""
         if not self.guarded:
             self.guarded = True
             for source, value in self.origins:
-                self._output.guards.add(source, G.CONSTANT_MATCH, value)
+                self._output.guards.add(source, G.CONSTANT_MATCH, value, why)
         return self.value
 
     def reconstruct(self, cg) -> None:
@@ -169,3 +172,22 @@ def unary(tx, op, value: VariableTracker):
     with tx.output.tracing(f"float {op.__name__}"):
         proxy = op(value.proxy)
     return LiftedFloatVariable(proxy, op(value.value), value.origins, tx.output)
+
+
+#: Builtins of one lifted float that need its value: specialized, saying why (NOTE: [lifted floats]).
+_NEEDS_VALUE = (round, int, abs, bool)
+
+
+def builtin_call(fn, args, kwargs):
+    """``fn(*args, **kwargs)`` for a builtin ``fn`` whose first argument is a lifted float:
+    ``float(lr)`` is ``lr``; ``round(lr, n)`` and the like specialize it, with the reason
+    next to its guard. None for other calls."""
+    if not args or not isinstance(args[0], LiftedFloatVariable):
+        return None
+    if fn is float and len(args) == 1 and not kwargs:
+        return args[0]
+    if fn in _NEEDS_VALUE and all(a.is_python_constant() for a in [*args[1:], *kwargs.values()]):
+        value = args[0].as_python_constant(f"{fn.__name__}() of a lifted float needs its value")
+        return ConstantVariable(fn(value, *(a.as_python_constant() for a in args[1:]),
+                                   **{k: v.as_python_constant() for k, v in kwargs.items()}))
+    return None
