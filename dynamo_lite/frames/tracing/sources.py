@@ -207,6 +207,24 @@ class IteratorStateSource(Source):
 
 
 @dataclass(eq=False)
+class KeyPresentSource(Source):
+    """Whether the dict at ``base`` has ``key``: a dict read key by key is guarded on the
+    keys it read, not on all of them (NOTE: [dicts read key by key])."""
+
+    base: Source
+    key: object
+
+    def expr(self) -> str:
+        return f"({self.key!r} in {self.base.expr()})"
+
+    def name(self) -> str:
+        return f"({self.key!r} in {self.base.name()})"
+
+    def reconstruct(self, cg) -> None:
+        raise NotImplementedError("a key's presence is only guarded, never reloaded")
+
+
+@dataclass(eq=False)
 class TensorKeySource(Source):
     """The value a dict keyed by tensors holds for the tensor at ``key`` (an optimizer's
     ``state[param]``). Guards read it with ``.get``: a guard never inserts a key, even in a

@@ -21,11 +21,11 @@ from .. import guards as G
 from .. import trace_rules
 from ...errors import Unsupported
 from ..proxy import ProxyTensor
-from ..sources import AttrSource, ItemSource, IteratorStateSource, LocalSource, iterator_state
+from ..sources import AttrSource, ItemSource, IteratorStateSource, KeyPresentSource, LocalSource, iterator_state
 from .base import CONSTANT_TYPES, ConstantVariable, VariableTracker
 from .builtins import BuiltinVariable, PureFunctionVariable, is_builtin, is_pure_library_function
 from .containers import ListVariable, NamedTupleVariable, TupleVariable
-from .dicts import DictVariable
+from .dicts import MISSING, DictVariable
 from .exceptions import CaughtExceptionVariable
 from .sets import SetVariable
 from .iterators import ContainerIteratorVariable, LazyIteratorVariable, iterate
@@ -141,9 +141,10 @@ def wrap(tx, value, source) -> VariableTracker:
         if not all(isinstance(k, (str, int)) for k in value):
             raise Unsupported("a dict with non-constant keys")
         _guard(tx, source, G.TYPE_MATCH, type(value))
-        _guard(tx, source, G.DICT_KEYS, tuple(value))
-        items = {k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()}
-        return _remember(tx, value, DictVariable(items, source, dict_type=type(value)))
+        if source is None:
+            items = {k: wrap(tx, v, None) for k, v in value.items()}
+            return _remember(tx, value, DictVariable(items, dict_type=type(value)))
+        return _remember(tx, value, _dict_read_key_by_key(tx, value, source))
     if type(value) in STATE_TYPES and source is not None and TensorKeyedDictVariable.accepts(value):
         _guard(tx, source, G.TYPE_MATCH, type(value))  # NOTE: [tensor-keyed state]
         _guard(tx, AttrSource(source, "default_factory"), G.ID_MATCH, value.default_factory)
@@ -176,6 +177,22 @@ def _wrap_live_iterator(tx, value, source) -> VariableTracker:
     iterator = ContainerIteratorVariable(inner)
     iterator.index = start
     return iterator
+
+
+def _dict_read_key_by_key(tx, value: dict, source) -> DictVariable:
+    """The variable of a dict from ``source``, guarded on the keys the trace reads (NOTE:
+    [dicts read key by key])."""
+
+    def read_key(key):
+        present = key in value
+        _guard(tx, KeyPresentSource(source, key), G.CONSTANT_MATCH, present)
+        return wrap(tx, value[key], ItemSource(source, key)) if present else MISSING
+
+    def realize(read: dict) -> dict:
+        _guard(tx, source, G.DICT_KEYS, tuple(value))
+        return {k: read[k] if k in read else wrap(tx, v, ItemSource(source, k)) for k, v in value.items()}
+
+    return DictVariable({}, source, dict_type=type(value), read_key=read_key, realize=realize)
 
 
 def _remember(tx, value, variable):

@@ -9,7 +9,8 @@ from .base import BoundMethodVariable, ConstantVariable, VariableTracker
 from .containers import TupleVariable
 from .iterators import DictIteratorVariable
 
-_MISSING = object()
+#: What ``DictVariable.lookup`` gives for an absent key.
+MISSING = object()
 
 
 def constant_key(variable):
@@ -28,22 +29,51 @@ class DictVariable(VariableTracker):
     """A dict with constant keys (``dict_type``: dict, OrderedDict or defaultdict).
 
     ``default_factory`` is the variable of a defaultdict's factory (None otherwise).
+
+    NOTE: [dicts read key by key] A dict read from the frame (``cfg``, an optimizer's param
+    group) starts unrealized: ``read_key(key)`` gives the variable of one key (or MISSING),
+    guarding that key's presence and its value only, so ``cfg["lr"]`` costs the same
+    guards whatever else ``cfg`` holds. Anything that needs every key (iteration, ``len``,
+    a mutation, a use as a constant) realizes it: ``realize(read)`` guards the keys, in
+    order, and wraps each value (those read already are kept).
     """
 
-    def __init__(self, items: dict, source=None, dict_type: type = dict, default_factory=None):
-        self.items = dict(items)
+    def __init__(self, items: dict, source=None, dict_type: type = dict, default_factory=None,
+                 read_key=None, realize=None):
+        self._items = None if realize is not None else dict(items)
+        self._read: dict = {}  # key -> variable (or MISSING) read before realizing
+        self._read_key, self._realize = read_key, realize
         self.source = source
         self.dict_type = dict_type
         self.default_factory = default_factory
+
+    @property
+    def items(self) -> dict:
+        """Key -> variable, every key (realizes an unrealized dict)."""
+        if self._items is None:
+            self._items = self._realize({k: v for k, v in self._read.items() if v is not MISSING})
+        return self._items
+
+    @items.setter
+    def items(self, items: dict) -> None:
+        self._items = items
+
+    def lookup(self, key):
+        """The variable at the constant ``key``, or MISSING; an unrealized dict reads that key only."""
+        if self._items is not None:
+            return self._items.get(key, MISSING)
+        if key not in self._read:
+            self._read[key] = self._read_key(key)
+        return self._read[key]
 
     def python_type(self) -> type:
         return self.dict_type
 
     def save_state(self):
-        return dict(self.items)
+        return None if self._items is None else dict(self._items), dict(self._read)
 
     def restore_state(self, state) -> None:
-        self.items = state
+        self._items, self._read = state
 
     def is_python_constant(self) -> bool:
         return self.dict_type is dict and all(isinstance(v, ConstantVariable) for v in self.items.values())
@@ -69,12 +99,15 @@ class DictVariable(VariableTracker):
         return DictIteratorVariable(DictViewVariable(self, "keys"))
 
     def children(self) -> list:
-        return list(self.items.values()) + ([self.default_factory] if self.default_factory is not None else [])
+        values = self._items.values() if self._items is not None else \
+            [v for v in self._read.values() if v is not MISSING]
+        return list(values) + ([self.default_factory] if self.default_factory is not None else [])
 
     def getitem(self, tx, key: VariableTracker) -> VariableTracker:
         k = constant_key(key)
-        if k in self.items:
-            return self.items[k]
+        value = self.lookup(k)
+        if value is not MISSING:
+            return value
         if self.default_factory is not None and not _is_none(self.default_factory):
             value = self.default_factory.call(tx, [], {})
             self.store_item(tx, key, value)
@@ -94,7 +127,7 @@ class DictVariable(VariableTracker):
         del self.items[k]
 
     def contains(self, tx, item) -> bool:
-        return constant_key(item) in self.items
+        return self.lookup(constant_key(item)) is not MISSING
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         if name in DICT_METHODS:
@@ -174,7 +207,10 @@ class DictViewVariable(VariableTracker):
 
 
 def _get(tx, d, key, default=None):
-    return d.items.get(constant_key(key), default if default is not None else ConstantVariable(None))
+    value = d.lookup(constant_key(key))
+    if value is not MISSING:
+        return value
+    return default if default is not None else ConstantVariable(None)
 
 
 def _pop(tx, d, key, default=None):
