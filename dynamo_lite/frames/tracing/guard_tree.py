@@ -53,8 +53,8 @@ from ...nn.module import Module
 from ...nn.versioning import REBINDS
 from ...optim.optimizer import Optimizer
 from ...optim.tracked import EDITS, TRACKED_TYPES
-from .sources import (AttrSource, ConstSource, GlobalSource, ItemSource, LocalSource, Source, TensorKeySource,
-                      local_identifier)
+from .sources import (AttrSource, ConstSource, GlobalSource, ItemSource, KeyPresentSource, LocalSource, Source,
+                      TensorKeySource, local_identifier)
 
 #: Attribute tables of a Module, in the order ``Module.__getattr__`` searches them.
 MODULE_TABLES = ("_parameters", "_buffers", "_modules")
@@ -118,7 +118,7 @@ def build(guards, names: tuple, values: tuple, f_globals: dict, kinds: dict) -> 
 
     def node_for_path(source: Source) -> Node:
         key = source.expr()
-        base = source.base if isinstance(source, (AttrSource, ItemSource)) else None
+        base = source.base if isinstance(source, (AttrSource, ItemSource, KeyPresentSource)) else None
         if base is None:
             namespace.update(source.constants())
             value = _root_value(source, key, namespace, local_values) if values is not None else _UNKNOWN
@@ -178,8 +178,13 @@ def _keyed_child(parent: Node, source: TensorKeySource, key) -> Node:
 
 
 def _child(parent: Node, source) -> Node:
-    """The node of ``source`` (an attribute or item of ``parent``'s value), read directly if it can be."""
+    """The node of ``source`` (an attribute or item of ``parent``'s value, or whether it has
+    a key), read directly if it can be."""
     owner = parent.value
+    if isinstance(source, KeyPresentSource):  # a member where the dict's items are
+        table = parent.linked and isinstance(parent.source, AttrSource) and parent.source.attr in RETAGGING_TABLES
+        return Node(source, parent, f"({source.key!r} in {{p}})", _read(lambda: source.key in owner),
+                    table or type(owner) in TRACKED_TYPES)
     if type(owner) in TRACKED_TYPES or (_plain_optimizer(owner) and isinstance(source, AttrSource)):
         return _optimizer_child(parent, source)
     module = _plain_module(owner)
