@@ -109,3 +109,28 @@ def test_the_code_after_the_comprehension_compiles(program, backend):
     # One graph before the comprehension, one after it (on 3.12+ in the comprehension's
     # exit resume function; on 3.11 in the resume function after its eager call).
     assert report.graph_count == 2, str(report)
+
+
+def _nested_with_an_unbound_saved_variable(x, zs):  # (the comprehension fuzzer's seed 122)
+    y = x + 1
+    h = lambda t: t  # noqa: E731
+    r0 = [[(print("b", end=""), v * 2 if not isinstance(v, int) else x * v)[1] + w for v in tuple(zs)]
+          for w in (1, 2)]
+    r1 = {i: (None, v * 2 if not isinstance(v, int) else x * v)[1] for i, v in enumerate(zs)}
+    y = y + x
+    return r0, r1, h(y)
+
+
+def test_resuming_inside_a_comprehension_instruments_its_cleanup_handler(monkeypatch, caplog):
+    """Where a break cannot rewind to the comprehension's start (forced here), the code
+    resumes inside it, with an exception route to its cleanup handler; a loop variable
+    the comprehension saved while unbound is a NULL there, and the resume functions
+    instrument (3.13 logged a traceback: a negative stack depth) and compile."""
+    import dynamo_lite.frames.translate.convert as convert
+
+    monkeypatch.setattr(convert, "loop_entry", lambda *args: None)
+    dl.reset()
+    with caplog.at_level("WARNING", logger="dynamo_lite"):
+        assert_transparent(_nested_with_an_unbound_saved_variable, lambda c: (t(c), [t(c), t(c) * 3]), "eager")
+    assert not [r for r in caplog.records if r.name == "dynamo_lite"], caplog.text
+    assert not dl.stats().fallbacks, dl.stats()

@@ -101,3 +101,12 @@ def _mutates_then_breaks(x, cfg):
 ], ids=["order", "added", "mutation", "mutation-and-break"])
 def test_iteration_and_mutation_see_every_key(program, make_args, backend):
     assert_transparent(program, make_args, backend)
+
+
+def test_isinstance_of_a_dict_reads_no_key():
+    def f(x, cfg):
+        return x * cfg["scale"] if isinstance(cfg, dict) else x
+
+    guards = _guards(f, x3(), _config(20, scale=2.0))
+    assert not any("keys()" in g for g in guards), guards
+    assert_same(f, x3(), _config(20, scale=2.0))

@@ -76,7 +76,9 @@ class DictVariable(VariableTracker):
         self._items, self._read = state
 
     def is_python_constant(self) -> bool:
-        return self.dict_type is dict and all(isinstance(v, ConstantVariable) for v in self.items.values())
+        # (an unrealized dict is not known to be one: asking must not guard every key)
+        return self._items is not None and self.dict_type is dict and \
+            all(isinstance(v, ConstantVariable) for v in self._items.values())
 
     def as_python_constant(self):
         if self.dict_type is not dict:
