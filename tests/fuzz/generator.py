@@ -98,6 +98,7 @@ class ProgramGenerator:
             lambda: f"{a} + {k}",
             lambda: f"{a} + G_t",
             lambda: f"{a} * G_cfg['scale']",
+            lambda: f"{a} * G_cfg.get('shift', 1) if 'scale' in G_cfg else {b}",  # dict reads by key
             lambda: f"{a} * {o}.v", lambda: f"{o}.scale({a})", lambda: f"{o}.t + {a}", lambda: f"{a} - {o}.count",
             lambda: f"{a}.to(dl.float64)", lambda: f"({a} > 0).float() * {b}", lambda: f"{a}.int() + {b}",
             lambda: f"{a}.double().float()", lambda: f"{a} @ {b}.t() @ {a}",
@@ -184,6 +185,8 @@ class ProgramGenerator:
             # a break inside a comprehension over a tuple (3.11: the comprehension is a function called with an iterator)
             lambda: f"[print('c', end='') or v * 2 for v in ({a}, {b})]",
             lambda: f"[v + 1 for v in ({a}, {b}) if v.sum().item() > 0]",
+            # a break in each item of a comprehension longer than the cache limit
+            lambda: f"[print('c', end='') or {a} * j for j in range(12)]",
         ]
         tensors = [
             lambda: f"{xs}.pop() if {xs} else {a}", lambda: f"{xs}[-1] if {xs} else {a}", lambda: f"sum({xs}, {a})",
@@ -241,7 +244,7 @@ class ProgramGenerator:
             "G_count += 1",
             lambda: f"G_t = {self.tensor_expr(env)}",
             lambda: f"G_list.append({k})",
-            lambda: f'G_cfg["scale"] = {k}',
+            lambda: f'G_cfg["scale"] = {k}', lambda: f'G_cfg["shift"] = {k}', 'G_cfg.pop("shift", None)',
             lambda: f"{self.target(env, 't')} = {a} * G_cfg['scale'] + G_t", lambda: f"G_list.append({a})",
         ]
         return [Stmt(self.choose(options))]

@@ -28,7 +28,7 @@ GLOBALS = [
     "G_count = 0",
     "G_list = []",
     "G_t = dl.ones(3, 4)",
-    'G_cfg = {"scale": 2}',
+    'G_cfg = {"scale": 2, "mode": "fast", "depth": 3}',
 ]
 
 # Helpers f may call; each is (name, source). Kinds of their results are in generator.py.
