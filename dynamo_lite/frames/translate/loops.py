@@ -16,6 +16,18 @@ compiles (when it can: see ``loop_exits``). One translation per frame and one fo
 code after the loop, whatever the number of iterations. An error of the program
 (``UserError``, or a library call that raised at trace time) outside a try block ends
 the frame where it happens and is not rewound.
+
+NOTE: [graph breaks in comprehensions] 3.12+ inline a comprehension into the frame: its
+``GET_ITER`` and ``FOR_ITER`` have the loop variables' saved values and the collection
+being built between them (``for_loops`` reads which). It is a loop like the others: a
+break inside rewinds to its ``GET_ITER``, the comprehension runs eagerly in the loop's
+resume function, and at its end (the exhausted ``FOR_ITER``) the stack it leaves (the
+values below the iterable, the saved loop variables, a NULL for one that was unbound,
+and the collection) is stored in locals and handed to the resume function of the code
+after it, which puts the loop variables back and compiles. Resuming inside the
+comprehension instead would guard the iterator's position and the list's length: a
+recompile per item. (3.11 calls the comprehension's own function: a break inside is a
+break at that call.)
 """
 from __future__ import annotations
 
