@@ -258,3 +258,13 @@ from . import functional_grid  # noqa: E402
 from .functional_grid import affine_grid, grid_sample  # noqa: E402,F401
 
 __all__ += functional_grid.__all__
+
+from .functional_activation_extra import *  # noqa: E402,F401,F403
+from .functional_dropout import *  # noqa: E402,F401,F403
+from .functional_likelihood_loss import *  # noqa: E402,F401,F403
+from .functional_margin_loss import *  # noqa: E402,F401,F403
+from . import functional_activation_extra, functional_dropout, functional_likelihood_loss  # noqa: E402
+from . import functional_margin_loss  # noqa: E402
+
+__all__ += (functional_activation_extra.__all__ + functional_dropout.__all__ + functional_likelihood_loss.__all__
+            + functional_margin_loss.__all__)

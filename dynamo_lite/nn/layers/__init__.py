@@ -65,3 +65,15 @@ __all__ += ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyConv1d", "LazyConv2d", "L
 from .ctc_loss import CTCLoss  # noqa: E402
 
 __all__ += ["CTCLoss"]
+
+from .activation_extra import CELU, Hardshrink, RReLU, Softmax2d, Softmin, Softshrink, Threshold  # noqa: E402
+from .dropout_extra import AlphaDropout, Dropout1d, Dropout3d, FeatureAlphaDropout  # noqa: E402
+from .margin_loss import (  # noqa: E402
+    CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss, MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss, MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+)
+
+__all__ += ["AlphaDropout", "CELU", "CosineEmbeddingLoss", "Dropout1d", "Dropout3d", "FeatureAlphaDropout",
+            "GaussianNLLLoss", "Hardshrink", "HingeEmbeddingLoss", "MarginRankingLoss", "MultiLabelMarginLoss",
+            "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "RReLU", "Softmax2d", "Softmin",
+            "Softshrink", "SoftMarginLoss", "Threshold", "TripletMarginLoss"]
