@@ -13,6 +13,8 @@ import warnings
 
 import dynamo_lite as dl
 
+from . import functional_padding
+
 
 __all__ = [
     "avg_pool2d", "conv2d", "dropout", "embedding", "gelu", "layer_norm", "linear", "log_softmax",
@@ -228,14 +230,15 @@ def one_hot(tensor, num_classes: int = -1):
 
 
 def pad(input, pad, mode: str = "constant", value=None):
-    """Pad trailing dims: ``pad = (left_last, right_last, left_2nd_last, ...)``; constant mode only.
+    """Pad trailing dims: ``pad = (left_last, right_last, left_2nd_last, ...)``; ``mode`` is
+    ``"constant"`` (with ``value``), ``"reflect"``, ``"replicate"`` or ``"circular"``.
 
     Example:
         >>> F.pad(dl.ones(1, 2), (1, 1)).tolist()
         [[0.0, 1.0, 1.0, 0.0]]
     """
     if mode != "constant":
-        raise NotImplementedError(f"pad(mode={mode!r}) is not supported; only 'constant'")
+        return functional_padding.pad_by_index(input, pad, mode)
     return dl.constant_pad_nd(input, pad, 0 if value is None else value)
 
 
@@ -268,3 +271,9 @@ from . import functional_margin_loss  # noqa: E402
 
 __all__ += (functional_activation_extra.__all__ + functional_dropout.__all__ + functional_likelihood_loss.__all__
             + functional_margin_loss.__all__)
+
+from .functional_channel import *  # noqa: E402,F401,F403
+from .functional_pooling_extra import *  # noqa: E402,F401,F403
+from . import functional_channel, functional_pooling_extra  # noqa: E402
+
+__all__ += functional_channel.__all__ + functional_pooling_extra.__all__

@@ -251,4 +251,4 @@ def test_pad_constant():
     out = F.pad(t(x), (1, 2, 0, 1), value=-1.0)
     np.testing.assert_array_equal(out.numpy(), np.pad(x, ((0, 0), (0, 1), (1, 2)), constant_values=-1.0))
     with pytest.raises(NotImplementedError):
-        F.pad(t(x), (1, 1), mode="reflect")
+        F.pad(t(x), (1, 1), mode="bogus")

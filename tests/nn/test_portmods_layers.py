@@ -35,6 +35,33 @@ TORCH_REPRS = [
     (lambda: nn.MultiLabelSoftMarginLoss(weight=dl.ones(3)), "MultiLabelSoftMarginLoss()", ["weight"]),
     (lambda: nn.GaussianNLLLoss(), "GaussianNLLLoss()", []),
     (lambda: nn.PoissonNLLLoss(), "PoissonNLLLoss()", []),
+    (lambda: nn.MaxPool1d(3, 2, 1, ceil_mode=True),
+     "MaxPool1d(kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=True)", []),
+    (lambda: nn.AvgPool1d(3, 2, 1), "AvgPool1d(kernel_size=(3,), stride=(2,), padding=(1,))", []),
+    (lambda: nn.AdaptiveAvgPool1d(4), "AdaptiveAvgPool1d(output_size=4)", []),
+    (lambda: nn.AdaptiveMaxPool1d(4), "AdaptiveMaxPool1d(output_size=4)", []),
+    (lambda: nn.ReflectionPad1d(2), "ReflectionPad1d((2, 2))", []),
+    (lambda: nn.ReflectionPad2d((1, 2, 3, 4)), "ReflectionPad2d((1, 2, 3, 4))", []),
+    (lambda: nn.ReplicationPad2d(1), "ReplicationPad2d((1, 1, 1, 1))", []),
+    (lambda: nn.ConstantPad1d(2, 3.5), "ConstantPad1d(padding=(2, 2), value=3.5)", []),
+    (lambda: nn.ConstantPad2d((1, 0, 2, 0), 1), "ConstantPad2d(padding=(1, 0, 2, 0), value=1)", []),
+    (lambda: nn.CircularPad2d(2), "CircularPad2d((2, 2, 2, 2))", []),
+    (lambda: nn.Fold((4, 5), 2), "Fold(output_size=(4, 5), kernel_size=2, dilation=1, padding=0, stride=1)", []),
+    (lambda: nn.Unfold(2, stride=2), "Unfold(kernel_size=2, dilation=1, padding=0, stride=2)", []),
+    (lambda: nn.ChannelShuffle(2), "ChannelShuffle(groups=2)", []),
+    (lambda: nn.LPPool1d(2, 3), "LPPool1d(norm_type=2, kernel_size=3, stride=None, ceil_mode=False)", []),
+    (lambda: nn.LPPool2d(1.5, 2, 1), "LPPool2d(norm_type=1.5, kernel_size=2, stride=1, ceil_mode=False)", []),
+    (lambda: nn.MaxUnpool1d(2), "MaxUnpool1d(kernel_size=(2,), stride=(2,), padding=(0,))", []),
+    (lambda: nn.MaxUnpool2d(2, 1, 1), "MaxUnpool2d(kernel_size=(2, 2), stride=(1, 1), padding=(1, 1))", []),
+    (lambda: nn.LocalResponseNorm(3), "LocalResponseNorm(3, alpha=0.0001, beta=0.75, k=1.0)", []),
+    (lambda: nn.Bilinear(2, 3, 4), "Bilinear(in1_features=2, in2_features=3, out_features=4, bias=True)",
+     ["bias", "weight"]),
+    (lambda: nn.Bilinear(2, 3, 4, bias=False), "Bilinear(in1_features=2, in2_features=3, out_features=4, bias=False)",
+     ["weight"]),
+    (lambda: nn.UpsamplingNearest2d(scale_factor=2), "UpsamplingNearest2d(scale_factor=2.0, mode='nearest')", []),
+    (lambda: nn.UpsamplingBilinear2d(size=(3, 4)), "UpsamplingBilinear2d(size=(3, 4), mode='bilinear')", []),
+    (lambda: nn.ConvTranspose1d(2, 3, 3, stride=2), "ConvTranspose1d(2, 3, kernel_size=(3,), stride=(2,))",
+     ["bias", "weight"]),
 ]
 
 
@@ -159,4 +186,63 @@ def test_compiled_training_step_with_the_new_layers_equals_eager():
     assert_compiled(before, dl.stats())
     for (name, p_eager), p_compiled in zip(eager.named_parameters(), compiled_model.parameters()):
         np.testing.assert_allclose(p_compiled.detach().numpy(), p_eager.detach().numpy(), rtol=1e-6, atol=1e-7,
+                                   err_msg=name)
+
+
+def test_bilinear_layer_initialises_in_torchs_bound_and_computes_with_its_parameters():
+    layer = nn.Bilinear(4, 3, 5)
+    assert tuple(layer.weight.shape) == (5, 4, 3) and tuple(layer.bias.shape) == (5,)
+    assert float(layer.weight.abs().max()) <= 0.5 and float(layer.bias.abs().max()) <= 0.5  # 1/sqrt(in1_features)
+    x1, x2 = dl.randn(2, 4), dl.randn(2, 3)
+    expected = np.einsum("bi,oij,bj->bo", x1.numpy(), layer.weight.detach().numpy(), x2.numpy()) + layer.bias.detach().numpy()
+    np.testing.assert_allclose(layer(x1, x2).detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_conv_transpose1d_output_size_picks_the_output_padding():
+    layer = nn.ConvTranspose1d(2, 3, 3, stride=3)
+    x = dl.randn(1, 2, 4)
+    assert tuple(layer(x).shape) == (1, 3, 12)
+    assert tuple(layer(x, output_size=[14]).shape) == (1, 3, 14)
+    with pytest.raises(ValueError, match="valid sizes range from"):
+        layer(x, output_size=[15])
+
+
+class SequenceNet(nn.Module):
+    """A small sequence model over the new padding, pooling and channel layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.pad = nn.ReflectionPad1d(2)
+        self.conv = nn.Conv1d(4, 8, 3)
+        self.norm = nn.LocalResponseNorm(3)
+        self.shuffle = nn.ChannelShuffle(2)
+        self.pool = nn.MaxPool1d(2)
+        self.up = nn.ConvTranspose1d(8, 4, 2, stride=2)
+        self.replicate = nn.ReplicationPad1d((1, 0))
+        self.average = nn.AvgPool1d(3, stride=1, padding=1)
+        self.squeeze = nn.AdaptiveAvgPool1d(3)
+        self.mix = nn.Bilinear(12, 12, 2)
+
+    def forward(self, x):
+        h = self.shuffle(self.norm(self.conv(self.pad(x)).relu()))
+        h = self.average(self.replicate(self.up(self.pool(h)))[..., 1:])
+        features = self.squeeze(h).flatten(1)
+        return F.cross_entropy(self.mix(features, features), dl.tensor([0, 1, 1]))
+
+
+def test_compiled_training_step_with_the_new_sequence_layers_equals_eager():
+    dl.manual_seed(0)
+    eager = SequenceNet()
+    compiled_model = copy.deepcopy(eager)
+    x = dl.randn(3, 4, 10)
+    eager_opt = dl.optim.Adam(eager.parameters(), lr=0.01)
+    compiled_opt = dl.optim.Adam(compiled_model.parameters(), lr=0.01)
+    compiled = dl.compile(compiled_model, backend="numpy", fullgraph=True)
+    before = dl.stats()
+    for seed in (1, 2):
+        expected = _train_step(eager, eager_opt, seed, (x,))
+        assert_equal_values(_train_step(compiled, compiled_opt, seed, (x,)), expected)
+    assert_compiled(before, dl.stats())
+    for (name, p_eager), p_compiled in zip(eager.named_parameters(), compiled_model.parameters()):
+        np.testing.assert_allclose(p_compiled.detach().numpy(), p_eager.detach().numpy(), rtol=1e-5, atol=1e-6,
                                    err_msg=name)

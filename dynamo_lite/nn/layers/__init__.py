@@ -77,3 +77,19 @@ __all__ += ["AlphaDropout", "CELU", "CosineEmbeddingLoss", "Dropout1d", "Dropout
             "GaussianNLLLoss", "Hardshrink", "HingeEmbeddingLoss", "MarginRankingLoss", "MultiLabelMarginLoss",
             "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PoissonNLLLoss", "RReLU", "Softmax2d", "Softmin",
             "Softshrink", "SoftMarginLoss", "Threshold", "TripletMarginLoss"]
+
+from .channel import Bilinear, ChannelShuffle, Fold, LocalResponseNorm, Unfold  # noqa: E402
+from .padding import (  # noqa: E402
+    CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d, ReplicationPad1d,
+    ReplicationPad2d,
+)
+from .pooling_extra import (  # noqa: E402
+    AdaptiveAvgPool1d, AdaptiveMaxPool1d, AvgPool1d, LPPool1d, LPPool2d, MaxPool1d, MaxUnpool1d, MaxUnpool2d,
+)
+from .shape_extra import BatchNorm3d, ConvTranspose1d, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
+
+__all__ += ["AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AvgPool1d", "BatchNorm3d", "Bilinear", "ChannelShuffle",
+            "CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", "ConvTranspose1d", "Fold",
+            "LocalResponseNorm", "LPPool1d", "LPPool2d", "MaxPool1d", "MaxUnpool1d", "MaxUnpool2d", "ReflectionPad1d",
+            "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "Unfold", "UpsamplingBilinear2d",
+            "UpsamplingNearest2d"]
