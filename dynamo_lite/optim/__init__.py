@@ -13,3 +13,8 @@ __all__ += ["Adamax", "NAdam", "RAdam"]
 from .lbfgs import LBFGS  # noqa: E402
 
 __all__ += ["LBFGS"]
+from .adadelta import Adadelta  # noqa: E402
+from .asgd import ASGD  # noqa: E402
+from .rprop import Rprop  # noqa: E402
+
+__all__ += ["Adadelta", "ASGD", "Rprop"]

@@ -18,3 +18,4 @@ def pair(value) -> tuple:
     return tuple(int(v) for v in value)
 from . import rnn  # noqa: E402,F401  (dl.nn.utils.rnn.pad_sequence)
 from .weight_hooks import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm  # noqa: E402,F401
+from .convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: E402,F401
