@@ -44,3 +44,4 @@ from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocas
 from . import func  # noqa: E402  (dl.func.vmap / grad / grad_and_value / jacrev / functional_call)
 from .func import vmap  # noqa: E402
 from . import fft  # noqa: E402  (dl.fft.fft / rfft / fftn / fftfreq / fftshift ...)
+from .tensor.printing import get_printoptions, set_printoptions  # noqa: E402  (how tensors print)

@@ -24,3 +24,8 @@ __all__ = [
     "inference_mode", "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "set_grad_enabled",
 ]
 from . import functional  # noqa: E402  (dl.autograd.functional.jacobian / hessian / vjp / jvp / hvp / vhp)
+from .anomaly_mode import (  # noqa: E402
+    detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
+)
+
+__all__ += ["detect_anomaly", "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "set_detect_anomaly"]

@@ -7,6 +7,7 @@ from ..ops.dispatch import dispatch
 from ..ops.registry import REGISTRY
 from ..tensor.layout import Size
 from ..tensor.tensor import Tensor
+from .anomaly_mode import check_gradients
 from .grad_mode import GRAD_MODE
 from .node import AccumulateGrad, gradient_edge
 from .recording import history
@@ -221,6 +222,7 @@ def _apply(node, grads: dict) -> list:
         return [None] * len(node.next_functions)
     count = max(len(getattr(node, "output_metas", ())), max(grads) + 1)
     outputs = node.apply([grads.get(nr) for nr in range(count)])
+    check_gradients(node, outputs)
     for hook in node._hooks:
         hook(tuple(outputs), tuple(grads.get(nr) for nr in range(count)))
     return outputs

@@ -6,6 +6,7 @@ import weakref
 
 from ..tensor.autograd_fields import type_name
 from ..tensor.tensor import Tensor
+from .anomaly_mode import forward_stack
 
 _SEQUENCE = itertools.count()
 
@@ -39,6 +40,9 @@ class Node:
         self._retained = {}    # output_nr -> the non-leaf tensor that called retain_grad()
         self._freed = False
         self.metadata = {}
+        stack = forward_stack()
+        if stack is not None:  # NOTE: [anomaly mode]
+            self.metadata["traceback_"] = stack
 
     def name(self) -> str:
         return type(self).__name__
