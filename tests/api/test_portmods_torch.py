@@ -18,24 +18,14 @@ import dynamo_lite as dl
 from tests.helpers import assert_same
 
 from . import portmods_cases as C
-from .porting_cases import build_inputs, cotangent, resolve
+from .porting_cases import build_inputs, cotangent
+from .test_porting_torch import _case_function, _outputs
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 RECORDED = np.load(FIXTURES / "portmods.npz")
 ERRORS = json.loads((FIXTURES / "portmods_errors.json").read_text())
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 CASE_IDS = [c[0] for c in C.CASES]
-
-
-def _case_function(path, ctor):
-    target = resolve(dl, path)
-    return target(**ctor) if ctor is not None else target
-
-
-def _outputs(result):
-    if isinstance(result, dl.Tensor):
-        return [result]
-    return [t for r in result for t in _outputs(r)] if isinstance(result, (tuple, list)) else []
 
 
 def _torch_message(message: str) -> str:

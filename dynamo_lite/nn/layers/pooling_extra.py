@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import functional as F
 from ..module import Module
+from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, MaxPool2d
 
 
 def _single(value) -> tuple:
@@ -14,31 +15,17 @@ def _pair(value) -> tuple:
     return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
 
 
-class MaxPool1d(Module):
-    """Maximum over sliding windows of ``(N, C, L)`` (see ``F.max_pool1d``).
+class MaxPool1d(MaxPool2d):
+    """Maximum over sliding windows of ``(N, C, L)`` (see ``F.max_pool1d``; MaxPool2d's arguments, as ints).
 
     Example:
         >>> dl.nn.MaxPool1d(2)(dl.randn(1, 3, 8)).shape
         dl.Size([1, 3, 4])
     """
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices: bool = False,
-                 ceil_mode: bool = False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
-        self.dilation = dilation
-        self.return_indices = return_indices
-        self.ceil_mode = ceil_mode
-
     def forward(self, input):
         return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
 
 
 class AvgPool1d(Module):
@@ -65,7 +52,7 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool1d(Module):
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
     """Average-pool ``(N, C, L)`` to length ``output_size``.
 
     Example:
@@ -73,18 +60,11 @@ class AdaptiveAvgPool1d(Module):
         dl.Size([2, 3, 1])
     """
 
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
-
     def forward(self, input):
         return F.adaptive_avg_pool1d(input, self.output_size)
 
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
-
-class AdaptiveMaxPool1d(Module):
+class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
     """Max-pool ``(N, C, L)`` to length ``output_size`` (and the argmax positions with ``return_indices``).
 
     Example:
@@ -92,16 +72,8 @@ class AdaptiveMaxPool1d(Module):
         dl.Size([2, 3, 2])
     """
 
-    def __init__(self, output_size, return_indices: bool = False):
-        super().__init__()
-        self.output_size = output_size
-        self.return_indices = return_indices
-
     def forward(self, input):
         return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
 
 
 class _LPPool(Module):
