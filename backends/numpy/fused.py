@@ -230,7 +230,7 @@ def _emit_member(builder, context, member, out, block, plan, members, names) -> 
         return
     kernel = builder.bind(member.target.kernel, f"k_{member.target.name}")
     args = [builder.bind(np, "np")] + [arg_source(a) for a in member.args]
-    args += [f"{k}={builder.argument(v)}" for k, v in member.kwargs.items()]
+    args += [f"{k}={arg_source(v)}" for k, v in member.kwargs.items()]  # a tensor bound may be a member
     builder.emit(f"_r = {kernel}({', '.join(args)}, out={out})")
     builder.emit(f"if _r is not {out}: {out}[...] = _r")
 

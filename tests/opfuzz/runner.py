@@ -117,3 +117,29 @@ def compare_runs(program: Program, expected: Run, actual: Run, backend: str) -> 
     if problems:
         findings.append(Finding(backend, "inputs", problems))
     return findings
+
+
+def assert_same_as_eager(fn, make_args, backend: str, exact: bool = True) -> None:
+    """``fn`` compiled with ``backend`` returns what it returns eagerly (bit for bit when
+    ``exact``, see compare.py), raises what it raises, leaves its arguments as eager does,
+    and compiled one graph or more without falling back. ``make_args()`` gives fresh arguments."""
+    compiler = backend_compilers([backend]).get(backend, backend)
+    args = make_args()
+    expected, expected_error = _capture(fn, args)
+    compiled_args = make_args()
+    dl.reset()
+    actual, actual_error = _capture(dl.compile(fn, backend=compiler), compiled_args)
+    stats = dl.stats()
+    assert not stats.fallbacks, f"fell back to eager: {stats.fallbacks}"
+    assert stats.graph_count >= 1, "no graph was compiled"
+    assert actual_error == expected_error, f"eager raised {expected_error}, compiled {actual_error}"
+    problems = value_differences(expected, actual, exact, "result") + value_differences(args, compiled_args, True, "args")
+    assert not problems, "\n".join(problems)
+
+
+def _capture(fn, args):
+    try:
+        with np.errstate(all="ignore"):
+            return fn(*args), None
+    except Exception as exc:  # compared with the other run's
+        return None, (type(exc).__name__, str(exc))
