@@ -6,7 +6,7 @@ strides (views: transposed, permuted, sliced with steps, expanded, channels_last
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -33,12 +33,14 @@ class InputSpec:
     values: str = "normal"
     layout: str = "contiguous"
     seed: int = 0
+    requires_grad: bool = False
 
     def source(self) -> str:
-        return f"make_input({self.shape!r}, {self.dtype!r}, {self.values!r}, {self.layout!r}, {self.seed})"
+        grad = ", requires_grad=True" if self.requires_grad else ""
+        return f"make_input({self.shape!r}, {self.dtype!r}, {self.values!r}, {self.layout!r}, {self.seed}{grad})"
 
     def with_shape(self, shape: tuple) -> InputSpec:
-        return InputSpec(tuple(shape), self.dtype, self.values, self.layout, self.seed)
+        return replace(self, shape=tuple(shape))
 
 
 def _values(rng: np.random.Generator, shape: tuple, dtype: str, kind: str) -> np.ndarray:
@@ -84,8 +86,10 @@ def _storage_shape(shape: tuple, layout: str, rng: np.random.Generator):
     return shape, lambda t: t
 
 
-def make_input(shape, dtype: str, values: str = "normal", layout: str = "contiguous", seed: int = 0) -> dl.Tensor:
-    """The tensor an ``InputSpec`` describes (a fresh one each call)."""
+def make_input(shape, dtype: str, values: str = "normal", layout: str = "contiguous", seed: int = 0,
+               requires_grad: bool = False) -> dl.Tensor:
+    """The tensor an ``InputSpec`` describes (a fresh one each call); with ``requires_grad`` a
+    leaf with the layout's strides."""
     rng = np.random.default_rng(seed)
     base_shape, view = _storage_shape(tuple(shape), layout, rng)
     data = _values(rng, base_shape, dtype, values)
@@ -93,4 +97,5 @@ def make_input(shape, dtype: str, values: str = "normal", layout: str = "contigu
         base = dl.from_numpy(np.array(data, dtype=np.float32)).to(getattr(dl, dtype))
     else:
         base = dl.from_numpy(np.array(data, dtype=dtype))
-    return view(base)
+    tensor = view(base)
+    return tensor.detach().requires_grad_() if requires_grad else tensor

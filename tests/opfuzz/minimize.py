@@ -12,7 +12,7 @@ def _still_fails(program: Program, compilers: dict, signature: tuple) -> bool:
         expected = run(program)
     except Exception:  # an invalid program (a removed statement's value is still used)
         return False
-    if expected.error is not None and expected.error[0] == "NameError":
+    if any(call.error is not None and call.error[0] in ("NameError", "UnboundLocalError") for call in expected.calls):
         return False
     return any((f.backend, f.kind) == signature for f in check(program, compilers))
 

@@ -157,14 +157,14 @@ for _name, _expr, _cont in [
     op(_name, "scalar", 1, "always", _cont)(lambda r, a, _e=_expr: _e.format(a=a.name, s=scalar(r, a.t)))
 
 
-@op("where", "ternary", 3)
+@op("where", "ternary", 3, continuous=False)  # the condition compares: exact operands only
 def _where(r, c, a, b):
     cond = c.name if c.t.dtype == dl.bool else f"({c.name} > 0)"
     other = b.name if r.random() < 0.7 else scalar(r, a.t)
     return f"dl.where({cond}, {a.name}, {other})"
 
 
-@op("masked_fill", "ternary", 2)
+@op("masked_fill", "ternary", 2, continuous=False)
 def _masked_fill(r, a, m):
     mask = m.name if m.t.dtype == dl.bool else f"({m.name} < 0)"
     return f"{a.name}.masked_fill({mask}, {scalar(r, a.t)})"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import linecache
 import logging
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,27 +17,50 @@ from .compare import value_differences
 from .program import Program
 
 
+class NativeCompiler:
+    """The native backend raising on a failed C build (instead of quietly compiling with
+    numpy: a build error becomes a fallback we see), counting the graphs that got C kernels."""
+
+    __name__ = "native"
+
+    def __init__(self):
+        from dynamo_lite.backends.native import NativeBackend
+
+        self.backend = NativeBackend(fall_back=False)
+        self.graphs = self.graphs_with_c_kernels = 0
+
+    def __call__(self, gm, example_inputs):
+        function = self.backend(gm, example_inputs)
+        self.graphs += 1
+        self.graphs_with_c_kernels += "C kernels of this graph" in getattr(gm, "backend_code", "")
+        return function
+
+
 def backend_compilers(names: list[str]) -> dict:
-    """Backend name -> what ``dl.compile`` gets. ``native`` raises on a failed C build
-    (instead of quietly compiling with numpy), so that a build error is a fallback we see."""
+    """Backend name -> what ``dl.compile`` gets; ``native`` only where a C compiler is found."""
     compilers = {}
     for name in names:
         if name == "native":
-            from dynamo_lite.backends.native import NativeBackend, compiler_available
+            from dynamo_lite.backends.native import compiler_available
 
-            if not compiler_available()[0]:
-                continue
-            compilers[name] = NativeBackend(fall_back=False)
+            if compiler_available()[0]:
+                compilers[name] = NativeCompiler()
         else:
             compilers[name] = name
     return compilers
 
 
 @dataclass
-class Run:
+class Call:
     result: object = None
     error: tuple[str, str] | None = None
     inputs: list = field(default_factory=list)
+    grads: list | None = None
+
+
+@dataclass
+class Run:
+    calls: list[Call] = field(default_factory=list)
     stats: object = None
 
 
@@ -62,20 +84,21 @@ def load(program: Program, tag: str = "opfuzz"):
 
 
 def run(program: Program, compiler=None) -> Run:
-    """One call of the program's ``f`` on fresh inputs, eagerly (``compiler`` None) or compiled."""
+    """The program's calls of ``f`` on fresh inputs, eagerly (``compiler`` None) or compiled."""
     fn, make_inputs = load(program)
-    args = make_inputs()
-    outcome = Run(inputs=args)
+    outcome = Run()
     if compiler is not None:
         dl.reset()
-        fn = dl.compile(fn, backend=compiler)
+        fn = dl.compile(fn, backend=compiler, dynamic=True if program.resize else None)
     logging.disable(logging.CRITICAL)
     try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            outcome.result = fn(*args)
-    except Exception as exc:  # compared with eager's
-        outcome.error = (type(exc).__name__, str(exc))
+        for k in range(program.calls):
+            args = make_inputs(k)
+            result, error = _capture(fn, args)
+            grads = None
+            if program.backward and error is None:
+                grads, error = _capture(_backward, (result, args))
+            outcome.calls.append(Call(result, error, args, grads))
     finally:
         logging.disable(logging.NOTSET)
         if compiler is not None:
@@ -98,24 +121,25 @@ def compare_runs(program: Program, expected: Run, actual: Run, backend: str) -> 
     stats = actual.stats
     if stats.fallbacks:
         return [Finding(backend, "fallback", [str(f.reason) for f in stats.fallbacks])]
-    if stats.graph_count == 0 and expected.error is None:
+    if stats.graph_count == 0 and expected.calls[0].error is None:
         return [Finding(backend, "no_graph", ["no graph was compiled"])]
-    if expected.error != actual.error:
-        return [Finding(backend, "exception", [f"eager raised {expected.error}, compiled {actual.error}"])]
     findings = []
-    if expected.error is None:
+    for k, (want, got) in enumerate(zip(expected.calls, actual.calls)):
+        where = f"call {k}: " if program.calls > 1 else ""
+        if want.error != got.error:
+            return findings + [Finding(backend, "exception", [f"{where}eager raised {want.error}, compiled {got.error}"])]
         problems = []
-        for name, want, got in zip(program.outputs, expected.result, actual.result):
-            problems += value_differences(want, got, program.exact[name], name)
-        if len(actual.result) != len(expected.result):
-            problems.append(f"{len(actual.result)} results != eager {len(expected.result)}")
+        if want.error is None:
+            for name, w, g in zip(program.outputs, want.result, got.result):
+                problems += value_differences(w, g, program.exact[name], where + name)
+            problems += value_differences(want.grads, got.grads, False, where + "grads")
         if problems:
             findings.append(Finding(backend, "result", problems))
-    params = program.used_inputs()
-    problems = [p for name, want, got in zip(params, expected.inputs, actual.inputs)
-                for p in value_differences(want, got, True, f"input {name}")]
-    if problems:
-        findings.append(Finding(backend, "inputs", problems))
+        params = program.used_inputs()
+        problems = [p for name, w, g in zip(params, want.inputs, got.inputs)
+                    for p in value_differences(w, g, True, f"{where}input {name}")]
+        if problems:
+            findings.append(Finding(backend, "inputs", problems))
     return findings
 
 
@@ -135,6 +159,14 @@ def assert_same_as_eager(fn, make_args, backend: str, exact: bool = True) -> Non
     assert actual_error == expected_error, f"eager raised {expected_error}, compiled {actual_error}"
     problems = value_differences(expected, actual, exact, "result") + value_differences(args, compiled_args, True, "args")
     assert not problems, "\n".join(problems)
+
+
+def _backward(result, args) -> list:
+    """``backward()`` of the sum of the float results that require grad; the inputs' grads."""
+    terms = [out.float().sum() for out in result if isinstance(out, dl.Tensor) and out.requires_grad]
+    if terms:
+        sum(terms).backward()
+    return [arg.grad for arg in args]
 
 
 def _capture(fn, args):
