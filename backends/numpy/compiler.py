@@ -40,7 +40,7 @@ from . import runtime
 from .blocking import DEFAULT_BLOCK_BYTES
 from .codegen import FunctionBuilder
 from .fused import emit_group
-from .shapes import ShapePlan, ShapeState, add_shape, serves
+from .shapes import ShapePlan, ShapeState, add_shape, serves, serves_geometry
 from .simplify import simplify
 from .values import Unsupported
 
@@ -181,7 +181,7 @@ class Specializations:
                                      self.lowering)
             except Unsupported:
                 continue
-            if shape.structure == program.function.structure:
+            if shape.structure == program.function.structure and serves_geometry(program.function, args):
                 add_shape(program.function, args, shape)
                 return program.function
         return None
@@ -243,6 +243,7 @@ def generate(layout: Layout, shape: ShapePlan, attributes: dict, workers, respec
     source = _assemble(builder, graph, result, symbolic_inputs)
     function = _compile(source, builder, shape, respecialize, workers, class_name)
     function.symbolic_inputs = symbolic_inputs
+    function.static_geometry = _static_geometry(builder, graph, symbolic_inputs)
     function.structure = shape.structure
     if symbolic_inputs:
         function.shapes = function.__globals__["_shapes"]
@@ -308,6 +309,15 @@ def _size_expression(builder, node) -> str:
         return f"{builder.object_of(tensor)}._sizes[{builder.literal(node.args[1])}]"
     args = [builder.argument(a) for a in node.args]
     return f"({args[0]} {_SIZE_OPERATORS[node.target.__name__]} {args[1]})"
+
+
+def _static_geometry(builder, graph, symbolic_inputs: tuple) -> tuple:
+    """(position, sizes, strides, offset) of the tensor inputs whose geometry the function
+    checks (all but ``symbolic_inputs``): it serves no call where one differs."""
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    values = [builder.values[n] for n in placeholders]
+    return tuple((i, tuple(v.sizes), tuple(v.strides), v.offset) for i, v in enumerate(values)
+                 if v.is_tensor and i not in symbolic_inputs)
 
 
 def _assemble(builder, graph, result: str, symbolic_inputs: tuple) -> str:

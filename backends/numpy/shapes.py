@@ -98,7 +98,14 @@ def shape_key(args, positions: tuple) -> tuple:
 def serves(function, args) -> bool:
     """Whether ``function`` runs ``args`` itself (a function for all sizes needs their shape planned)."""
     shapes = getattr(function, "shapes", None)
-    return shapes is None or shape_key(args, function.symbolic_inputs) in shapes
+    return shapes is None or (serves_geometry(function, args) and shape_key(args, function.symbolic_inputs) in shapes)
+
+
+def serves_geometry(function, args) -> bool:
+    """Whether the inputs of ``args`` with a fixed geometry in ``function`` have that geometry
+    (else its own check hands the call back to be re-planned, for ever)."""
+    return all(tuple(args[i]._sizes) == sizes and tuple(args[i]._strides) == strides and args[i]._offset == offset
+               for i, sizes, strides, offset in function.static_geometry)
 
 
 def add_shape(function, args, shape: ShapePlan) -> None:
