@@ -21,6 +21,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m tests.opfuzz", description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", default="0:100", help="start:stop range of program seeds")
     parser.add_argument("--backends", default="numpy,native")
+    parser.add_argument("--max-ops", type=int, default=15, help="statements per program: 3 to this")
     parser.add_argument("--minimize", action="store_true", help="shrink each failing program and print it")
     parser.add_argument("--coverage", action="store_true", help="print how often each op was drawn")
     args = parser.parse_args(argv)
@@ -31,7 +32,7 @@ def main(argv=None) -> int:
     clean = collections.Counter()
     ops = collections.Counter()
     for seed in range(start, stop):
-        program = generate(seed)
+        program = generate(seed, max_ops=args.max_ops)
         ops.update(op.split("!")[0] for op in program.ops())
         expected = run(program)
         findings = []
