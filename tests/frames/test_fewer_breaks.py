@@ -459,3 +459,14 @@ def test_resume_functions_keep_the_stack_their_handlers_need():
     fn = bind(ResumeFunctions().get(code, get_iter, ("value",), ("x", "xs")), globals(), ())
     assert fn.__code__.co_stacksize >= code.co_stacksize  # fuzz seed 1320 read garbage below it
     assert_equal_values(fn([t(0)], t(1), [t(0)]), _deep_handler(t(1), [t(0)]))
+
+
+def _folded_sets(x):
+    import operator
+    return x + 1, operator.sub(frozenset((1, 2)), frozenset((2,))), operator.or_(frozenset((1,)), frozenset((3,)))
+
+
+def test_a_set_computed_from_constants_is_a_constant(backend):
+    # folding operator.sub of two frozensets made a set variable with a guard on an undefined source:
+    # the NameError became a graph break
+    assert_transparent(_folded_sets, lambda c: (t(c),), backend, graphs=1, breaks=0)

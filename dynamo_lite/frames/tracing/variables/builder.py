@@ -343,8 +343,7 @@ def wrap_constant_result(value) -> VariableTracker:
     if type(value) is list:
         return ListVariable([wrap_constant_result(v) for v in value])
     if type(value) in (set, frozenset) and all(type(v) in CONSTANT_TYPES for v in value):
-        _guard(tx, source, G.CONSTANT_MATCH, type(value)(value))  # a copy: the contents when traced
-        return _remember(tx, value, SetVariable(value, source, type(value)))
+        return SetVariable(value, None, type(value))
     if type(value) is dict:
         return DictVariable({k: wrap_constant_result(v) for k, v in value.items()})
     if isinstance(value, Tensor):
