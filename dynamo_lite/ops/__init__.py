@@ -36,3 +36,4 @@ from . import port_pointwise, gamma_functions, port_reductions  # noqa: F401,E40
 from . import matrix_decompositions  # noqa: F401,E402  (linalg.svd, eigh, qr, det, slogdet)
 from . import autocast_policy  # noqa: F401,E402  (plugs dl.autocast's casts into dispatch)
 from . import spectral  # noqa: F401,E402  (the fft ops behind dl.fft)
+from . import port_shapes  # noqa: F401,E402  (torch ops for porting, group 2: splits, take, index_add, diagonal ...)

@@ -67,3 +67,8 @@ from . import port_reductions as _port_reductions  # noqa: E402
 
 API_MODULES += (_port_pointwise, _gamma_functions, _port_reductions)
 __all__ = sorted({name for module in API_MODULES for name in module.__all__})
+from .port_shapes import *  # noqa: F401,F403,E402
+from . import port_shapes as _port_shapes  # noqa: E402
+
+API_MODULES += (_port_shapes,)
+__all__ = sorted({name for module in API_MODULES for name in module.__all__})

@@ -341,3 +341,8 @@ CASES.update({
     "fft_c2r": [(lambda z: dl.fft.irfft(dl.view_as_complex(z)), [T(3, 4, 2)]),
                 (lambda z: dl.fft.irfft(dl.view_as_complex(z), n=7, norm="ortho"), [T(4, 2)])],
 })
+
+# The group-2 porting ops: diagonal is a view op; the others are compositions.
+CASES.update({
+    "diagonal": [(lambda x: dl.diagonal(x, 1), [T(3, 4)]), (lambda x: x.diagonal(-1, 2, 0), [T(3, 2, 4)])],
+})

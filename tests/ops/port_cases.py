@@ -143,9 +143,86 @@ GROUP1_ERROR_CASES = [
     ("histc_range_order", "histc", [X], {"bins": 4, "min": 3, "max": 1}),
 ]
 
-CASES = GROUP1_CASES
-GRAD_CASES = GROUP1_GRAD_CASES
-ERROR_CASES = GROUP1_ERROR_CASES
+M = T((4, 6))
+CUBE = T((2, 3, 4))
+GROUP2_CASES = [
+    ("tensor_split_sections", "tensor_split", [T((7, 3)), 3], {}),
+    ("tensor_split_indices", "tensor_split", [M, [1, 4, 9]], {"dim": 1}),
+    ("tensor_split_method", ".tensor_split", [M, (2, 2)], {}),
+    ("hsplit", "hsplit", [M, 3], {}),
+    ("hsplit_1d", "hsplit", [T((6,)), [2]], {}),
+    ("vsplit", "vsplit", [M, [1, 3]], {}),
+    ("dsplit", "dsplit", [CUBE, 2], {}),
+    ("row_stack", "row_stack", [[T((3,)), T((2, 3))]], {}),
+    ("broadcast_tensors", "broadcast_tensors", [T((3, 1)), T((4,)), I((1, 1, 4), 5)], {}),
+    ("take", "take", [M, V((0, 23, -1, 5, 5), "int64")], {}),
+    ("take_2d_index", "take", [CUBE, I((2, 2), 24)], {}),
+    ("take_along_dim", "take_along_dim", [M, I((4, 2), 6)], {"dim": 1}),
+    ("take_along_dim_broadcast", "take_along_dim", [T((1, 5)), I((3, 2), 5)], {"dim": 1}),
+    ("take_along_dim_flat", "take_along_dim", [M, I((5,), 24)], {}),
+    ("index_add", "index_add", [M, 0, V((0, 2, 0), "int64"), T((3, 6))], {}),
+    ("index_add_alpha_dim1", "index_add", [M, 1, V((5, 1), "int64"), T((4, 2))], {"alpha": 2.5}),
+    ("index_add_int", "index_add", [I((3, 4), 5), 1, V((0, 0), "int64"), I((3, 2), 5)], {}),
+    ("index_add_", ".index_add_", [M, -1, V((3,), "int64"), T((4, 1))], {}),
+    ("index_copy", "index_copy", [M, 0, V((3, 1), "int64"), T((2, 6))], {}),
+    ("index_copy_", ".index_copy_", [CUBE, 2, V((0, 3), "int64"), T((2, 3, 2))], {}),
+    ("masked_scatter", "masked_scatter", [M, B((4, 6)), T((30,))], {}),
+    ("masked_scatter_broadcast", "masked_scatter", [M, B((6,)), T((5, 6))], {}),
+    ("masked_scatter_", ".masked_scatter_", [M, B((4, 6)), T((24,))], {}),
+    ("diagonal", "diagonal", [M], {}),
+    ("diagonal_offset", "diagonal", [M], {"offset": 2}),
+    ("diagonal_negative_dims", "diagonal", [CUBE], {"offset": -1, "dim1": 2, "dim2": 0}),
+    ("diagonal_empty", "diagonal", [M], {"offset": 9}),
+    ("diagonal_method", ".diagonal", [CUBE, 1, 1, 2], {}),
+    ("diag_embed", "diag_embed", [T((2, 3))], {}),
+    ("diag_embed_offset_dims", "diag_embed", [T((2, 3))], {"offset": -2, "dim1": 0, "dim2": 2}),
+    ("diag_embed_special", "diag_embed", [SPECIAL], {"offset": 1}),
+    ("diagflat", "diagflat", [T((2, 2))], {}),
+    ("diagflat_offset", "diagflat", [I((3,), 9)], {"offset": -1}),
+    ("tril_indices", "tril_indices", [4, 3], {}),
+    ("tril_indices_offset", "tril_indices", [3, 5, 1], {}),
+    ("triu_indices", "triu_indices", [4, 4, -1], {}),
+    ("combinations", "combinations", [T((4,))], {}),
+    ("combinations_r3", "combinations", [I((5,), 9), 3], {}),
+    ("combinations_replacement", "combinations", [T((3,))], {"r": 2, "with_replacement": True}),
+    ("cartesian_prod", "cartesian_prod", [T((3,)), T((2,)), T((2,))], {}),
+    ("cartesian_prod_one", "cartesian_prod", [T((3,))], {}),
+    ("block_diag", "block_diag", [T((2, 3)), T((1,)), V((7.0,)), T((3, 1))], {}),
+    ("block_diag_promote", "block_diag", [I((2, 2), 5), T((1, 2))], {}),
+    ("trapezoid", "trapezoid", [M], {}),
+    ("trapezoid_dx_dim", "trapezoid", [M], {"dx": 0.5, "dim": 0}),
+    ("trapezoid_x", "trapezoid", [M, T((6,))], {}),
+    ("trapezoid_x_full", "trapezoid", [M, T((4, 6))], {"dim": 0}),
+    ("trapz", "trapz", [T((5,))], {}),
+]
+
+GROUP2_GRAD_CASES = [
+    "tensor_split_indices", "take", "take_along_dim_broadcast", "index_add_alpha_dim1", "index_copy",
+    "masked_scatter_broadcast", "diagonal_negative_dims", "diag_embed_offset_dims", "diagflat", "combinations",
+    "block_diag", "trapezoid_x", "trapezoid_x_full",
+]
+
+GROUP2_ERROR_CASES = [
+    ("tensor_split_zero", "tensor_split", [M, 0], {}),
+    ("hsplit_uneven", "hsplit", [M, 4], {}),
+    ("vsplit_1d", "vsplit", [T((6,)), 2], {}),
+    ("index_add_dtype", "index_add", [M, 0, V((0,), "int64"), V((1.0,) * 6, "float64")], {}),
+    ("index_copy_2d_index", "index_copy", [M, 0, V(((0,),), "int64"), T((1, 6))], {}),
+    ("masked_scatter_dtype", "masked_scatter", [M, B((4, 6)), V((1.0,) * 24, "float64")], {}),
+    ("masked_scatter_uint8_mask", "masked_scatter", [M, V((1,) * 6, "uint8"), T((24,))], {}),
+    ("diagonal_same_dims", "diagonal", [M, 0, 1, 1], {}),
+    ("diagonal_1d", "diagonal", [T((3,))], {}),
+    ("take_along_dim_ndim", "take_along_dim", [M, I((2,), 3)], {"dim": 1}),
+    ("block_diag_3d", "block_diag", [CUBE], {}),
+    ("combinations_2d", "combinations", [M], {}),
+    ("broadcast_tensors_mismatch", "broadcast_tensors", [T((2,)), T((3,))], {}),
+    ("tril_indices_negative", "tril_indices", [-1, 2], {}),
+    ("cartesian_prod_dtypes", "cartesian_prod", [T((3,)), I((2,), 5)], {}),
+]
+
+CASES = GROUP1_CASES + GROUP2_CASES
+GRAD_CASES = GROUP1_GRAD_CASES + GROUP2_GRAD_CASES
+ERROR_CASES = GROUP1_ERROR_CASES + GROUP2_ERROR_CASES
 
 
 def resolve(root, path: str):

@@ -415,6 +415,13 @@ SAMPLES.update({
     "linalg_det": lambda: (dl.linalg.det(XT[:3, :3]), dl.det(f32(2, 3, 3))),
 })
 
+# The group-2 porting ops (ops/port_shapes.py).
+SAMPLES.update({
+    "diagonal": lambda: (dl.diagonal(XT), dl.diagonal(CL, 1, 3, 1), XT.diagonal(-1), dl.diagonal(INT, 9)),
+    "triangle_indices": lambda: (dl.tril_indices(4, 3), dl.triu_indices(3, 5, -1), dl.tril_indices(0, 3)),
+    "combination_indices": lambda: (dl.combinations(f32(4)), dl.combinations(f32(3), 3, True), dl.combinations(f32(2), 3)),
+})
+
 # dl.fft (ops/spectral.py): strided and channels-last inputs, every direction.
 SAMPLES.update({
     "fft_c2c": lambda: (dl.fft.fft(XT), dl.fft.ifftn(CL, dim=(1, 3), norm="ortho")),

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from .helpers import OPS, is_tensor, scatter_add, zeros_of
+from .helpers import OPS, embed, is_tensor, scatter_add, zeros_of
 from .table import NOT_DIFFERENTIABLE, derivative
 
 NOT_DIFFERENTIABLE.update({
@@ -105,3 +105,14 @@ def logcumsumexp_backward(grad, input, dim, result):
     weighted = OPS["mul"](grad, OPS["exp"](OPS["sub"](peak, result)))
     reversed_sums = OPS["flip"](OPS["cumsum"](OPS["flip"](weighted, (dim,)), dim), (dim,))
     return OPS["mul"](reversed_sums, OPS["exp"](OPS["sub"](input, peak)))
+
+
+@derivative("diagonal")
+def diagonal_backward(grad, input, offset=0, dim1=0, dim2=1):
+    return embed(grad, input, lambda zeros: OPS["diagonal"](zeros, offset, dim1, dim2))
+
+
+NOT_DIFFERENTIABLE.update({
+    name: "factories: the output does not depend on any input's values"
+    for name in ("triangle_indices", "combination_indices")
+})

@@ -1,4 +1,4 @@
-"""The porting ops of group 1 (elementwise, gamma family, nan-reductions, scans, histc, isin) against PyTorch.
+"""The porting ops (group 1: elementwise, gamma, nan-reductions, scans; group 2: shapes, indexing) against PyTorch.
 
 ``fixtures/port_ops.npz`` holds each case's inputs and torch's outputs and gradients,
 ``fixtures/port_ops_errors.json`` torch's exception type and message for bad input; both
@@ -22,7 +22,7 @@ from . import port_cases as C
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 RECORDED = np.load(FIXTURES / "port_ops.npz")
 ERRORS = json.loads((FIXTURES / "port_ops_errors.json").read_text())
-CASES = {c[0]: c for c in C.GROUP1_CASES}
+CASES = {c[0]: c for c in C.CASES}
 #: float32 results computed by different (equally valid) float64 algorithms round apart by an ulp or so.
 TOLERANCE = {"rtol": 2e-6, "atol": 1e-6}
 
@@ -66,9 +66,9 @@ def test_compiled_matches_eager(name):
     assert_same(fn, *tensors, backend="numpy", copy_args=path.endswith("_"))
 
 
-@pytest.mark.parametrize("name", sorted(n for n, *_ in C.GROUP1_ERROR_CASES))
+@pytest.mark.parametrize("name", sorted(n for n, *_ in C.ERROR_CASES))
 def test_errors_match_torch(name):
-    _, path, args, kwargs = next(c for c in C.GROUP1_ERROR_CASES if c[0] == name)
+    _, path, args, kwargs = next(c for c in C.ERROR_CASES if c[0] == name)
     args, kwargs = C.build_inputs(name, args, kwargs, RECORDED, dl.tensor)
     error_type, message = ERRORS[name]
     with pytest.raises(getattr(builtins, error_type)) as caught:
@@ -85,7 +85,7 @@ def _for_gradient(array):
     return t.double().requires_grad_() if t.dtype.is_floating_point else t
 
 
-@pytest.mark.parametrize("name", C.GROUP1_GRAD_CASES)
+@pytest.mark.parametrize("name", C.GRAD_CASES)
 def test_gradients_match_torch(name):
     path, args, kwargs = _inputs(name, _for_gradient)
     output = _outputs(C.call(dl, path, args, kwargs))[0]
@@ -107,3 +107,39 @@ def test_compiled_group_in_one_graph():
 
     x, y = dl.randn(3, 4), dl.randn(3, 4)
     assert_same(fn, x, y, dl.tensor([3, 1, 4, 1]), backend="numpy")
+
+
+def test_compiled_group2_in_one_graph():
+    """Several group-2 ops in one function: one graph, no break, values equal to eager."""
+    def fn(x, mask, index):
+        a, b = dl.tensor_split(x, 2, dim=1)
+        d = dl.diagonal(x, 1) + dl.take(x, index[:3]) + dl.take_along_dim(x, index[:3].reshape(3, 1), 1).sum()
+        e = dl.index_add(x, 0, index % 3, dl.ones(4, 4), alpha=2.0) + dl.masked_scatter(x, mask, x * 10)
+        f = dl.diag_embed(d, 1) @ dl.block_diag(a, b)[:4, :4] + dl.trapezoid(x, dim=0)
+        return a, b, d, e, f, dl.combinations(d), dl.cartesian_prod(d[:2], d[1:]), dl.broadcast_tensors(d[:, None], x)[0]
+
+    x = dl.randn(3, 4)
+    assert_same(fn, x, dl.randn(3, 4) > 0, dl.tensor([0, 3, 1, 2]), backend="numpy")
+
+
+def test_diagonal_is_a_view():
+    x = dl.zeros(3, 4)
+    x.diagonal(1).fill_(2.0)
+    assert x.tolist() == [[0.0, 2.0, 0.0, 0.0], [0.0, 0.0, 2.0, 0.0], [0.0, 0.0, 0.0, 2.0]]
+
+
+def test_asarray_and_frombuffer_share_memory():
+    import array
+    values = np.arange(4.0)
+    shared = dl.asarray(values)
+    values[0] = 7.0
+    assert shared[0].item() == 7.0
+    t = dl.ones(2)
+    assert dl.asarray(t) is t and dl.asarray(t, copy=True) is not t
+    assert dl.asarray([1, 2], dtype=dl.float64).dtype == dl.float64
+    with pytest.raises(ValueError, match="can't alias tensor with dtype 'Float' into dtype 'Double'"):
+        dl.asarray(t, dtype=dl.float64, copy=False)
+    buffer = array.array("f", [1.0, 2.0, 3.0])
+    view = dl.frombuffer(buffer, dtype=dl.float32, count=2, offset=4)
+    buffer[1] = 5.0
+    assert view.tolist() == [5.0, 3.0]
