@@ -45,3 +45,4 @@ from . import func  # noqa: E402  (dl.func.vmap / grad / grad_and_value / jacrev
 from .func import vmap  # noqa: E402
 from . import fft  # noqa: E402  (dl.fft.fft / rfft / fftn / fftfreq / fftshift ...)
 from .tensor.printing import get_printoptions, set_printoptions  # noqa: E402  (how tensors print)
+from .nn.functional import cosine_similarity, pairwise_distance  # noqa: E402  (torch's top-level aliases of F's)

@@ -123,3 +123,4 @@ def cholesky(A, *, upper=False):
         [[2.0, 0.0], [1.0, 1.0]]
     """
     return CHOLESKY_OPS["linalg_cholesky"](A, upper) if upper else CHOLESKY_OPS["linalg_cholesky"](A)
+from .ops.port_linalg import linalg_cross as cross, matrix_exp  # noqa: E402  (dl.linalg.cross/matrix_exp)

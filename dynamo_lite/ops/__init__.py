@@ -37,3 +37,4 @@ from . import matrix_decompositions  # noqa: F401,E402  (linalg.svd, eigh, qr, d
 from . import autocast_policy  # noqa: F401,E402  (plugs dl.autocast's casts into dispatch)
 from . import spectral  # noqa: F401,E402  (the fft ops behind dl.fft)
 from . import port_shapes  # noqa: F401,E402  (torch ops for porting, group 2: splits, take, index_add, diagonal ...)
+from . import port_linalg  # noqa: F401,E402  (torch ops for porting, group 3: inner, cross, mv, trace, matrix_exp, cov ...)

@@ -72,3 +72,8 @@ from . import port_shapes as _port_shapes  # noqa: E402
 
 API_MODULES += (_port_shapes,)
 __all__ = sorted({name for module in API_MODULES for name in module.__all__})
+from .port_linalg import *  # noqa: F401,F403,E402
+from . import port_linalg as _port_linalg  # noqa: E402
+
+API_MODULES += (_port_linalg,)
+__all__ = sorted({name for module in API_MODULES for name in module.__all__})

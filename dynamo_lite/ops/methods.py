@@ -21,7 +21,7 @@ METHOD_MODULES = (
     "adaptive_pool", "conv_transpose", "embedding_bags", "resample",
     "order_stats", "differences", "matrix_solve", "special_ops",
     "port_pointwise", "gamma_functions", "port_reductions",
-    "port_shapes",
+    "port_shapes", "port_linalg",
 )
 
 

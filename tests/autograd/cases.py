@@ -346,3 +346,8 @@ CASES.update({
 CASES.update({
     "diagonal": [(lambda x: dl.diagonal(x, 1), [T(3, 4)]), (lambda x: x.diagonal(-1, 2, 0), [T(3, 2, 4)])],
 })
+
+# The group-3 porting ops: matrix_exp is a registry op; the others are compositions.
+CASES.update({
+    "matrix_exp": [(lambda a: dl.matrix_exp(a), [T(3, 3)]), (lambda a: dl.matrix_exp(a * 3), [T(2, 2, 2)])],
+})

@@ -220,9 +220,68 @@ GROUP2_ERROR_CASES = [
     ("cartesian_prod_dtypes", "cartesian_prod", [T((3,)), I((2,), 5)], {}),
 ]
 
-CASES = GROUP1_CASES + GROUP2_CASES
-GRAD_CASES = GROUP1_GRAD_CASES + GROUP2_GRAD_CASES
-ERROR_CASES = GROUP1_ERROR_CASES + GROUP2_ERROR_CASES
+SQ = T((3, 3))
+GROUP3_CASES = [
+    ("inner", "inner", [T((2, 3)), T((4, 3))], {}),
+    ("inner_scalar", "inner", [T(()), T((2, 3))], {}),
+    ("inner_1d", "inner", [T((5,)), T((5,))], {}),
+    ("vdot", "vdot", [T((5,)), T((5,))], {}),
+    ("cross_default_dim", "cross", [T((3, 4)), T((3, 4))], {}),
+    ("cross_dim", "cross", [T((4, 3)), T((1, 3))], {"dim": 1}),
+    ("linalg_cross", "linalg.cross", [T((2, 4, 3)), T((2, 4, 3))], {}),
+    ("linalg_cross_dim", "linalg.cross", [T((3, 5)), T((3, 5))], {"dim": 0}),
+    ("cross_method", ".cross", [T((2, 3)), T((2, 3))], {"dim": 1}),
+    ("mv", "mv", [T((3, 4)), T((4,))], {}),
+    ("mv_method", ".mv", [T((3, 4)), T((4,))], {}),
+    ("addmv", "addmv", [T((3,)), T((3, 4)), T((4,))], {}),
+    ("addmv_scaled", "addmv", [T((1,)), T((3, 4)), T((4,))], {"beta": 0.5, "alpha": -2.0}),
+    ("addmv_beta0_nan", "addmv", [V((NAN, 1.0, INF)), T((3, 4)), T((4,))], {"beta": 0}),
+    ("addr", "addr", [T((3, 4)), T((3,)), T((4,))], {}),
+    ("addr_scaled", "addr", [T((4,)), T((3,)), T((4,))], {"beta": 2.0, "alpha": 0.5}),
+    ("addr_int", "addr", [I((2, 3), 4), I((2,), 4), I((3,), 4)], {}),
+    ("addbmm", "addbmm", [T((3, 5)), T((4, 3, 2)), T((4, 2, 5))], {}),
+    ("addbmm_scaled", "addbmm", [T((5,)), T((2, 3, 2)), T((2, 2, 5))], {"beta": 0.0, "alpha": 3.0}),
+    ("chain_matmul", "chain_matmul", [T((2, 3)), T((3, 4)), T((4, 2))], {}),
+    ("trace", "trace", [T((3, 4))], {}),
+    ("trace_int", "trace", [I((3, 3), 9)], {}),
+    ("trace_method", ".trace", [SQ], {}),
+    ("matrix_exp", "matrix_exp", [SQ], {}),
+    ("matrix_exp_large", "matrix_exp", [T((2, 4, 4), -3.0, 3.0)], {}),
+    ("matrix_exp_linalg", "linalg.matrix_exp", [V(((0.0, 1.0), (-1.0, 0.0)))], {}),
+    ("matrix_exp_method", ".matrix_exp", [SQ], {}),
+    ("cov", "cov", [T((3, 6))], {}),
+    ("cov_1d_correction", "cov", [T((6,))], {"correction": 0}),
+    ("cov_weights", "cov", [T((2, 5))], {"fweights": V((1, 2, 1, 3, 1), "int64"), "aweights": T((5,), 0.1, 1.0)}),
+    ("cov_int", "cov", [I((2, 4), 5)], {}),
+    ("corrcoef", "corrcoef", [T((3, 6))], {}),
+    ("pdist", "pdist", [T((5, 3))], {}),
+    ("pdist_p1", "pdist", [T((4, 2))], {"p": 1.0}),
+    ("pdist_inf", "pdist", [T((4, 2))], {"p": INF}),
+    ("cosine_similarity", "cosine_similarity", [T((4, 5)), T((4, 5))], {}),
+    ("pairwise_distance", "pairwise_distance", [T((4, 5)), T((4, 5))], {"p": 3.0}),
+]
+
+GROUP3_GRAD_CASES = [
+    "inner", "vdot", "cross_dim", "linalg_cross", "mv", "addmv_scaled", "addr_scaled", "addbmm", "chain_matmul",
+    "trace", "matrix_exp", "matrix_exp_large", "cov", "cov_weights", "corrcoef", "pdist", "pdist_p1",
+]
+
+GROUP3_ERROR_CASES = [
+    ("inner_mismatch", "inner", [T((2, 3)), T((2, 4))], {}),
+    ("vdot_2d", "vdot", [T((2, 3)), T((3,))], {}),
+    ("vdot_dtypes", "vdot", [T((3,)), V((1.0, 2.0, 3.0), "float64")], {}),
+    ("linalg_cross_length", "linalg.cross", [T((3, 2)), T((3, 2))], {}),
+    ("trace_1d", "trace", [T((3,))], {}),
+    ("matrix_exp_not_square", "matrix_exp", [T((2, 3))], {}),
+    ("cov_3d", "cov", [T((2, 2, 2))], {}),
+    ("pdist_3d", "pdist", [T((2, 2, 2))], {}),
+    ("pdist_negative_p", "pdist", [T((3, 2))], {"p": -1.0}),
+    ("chain_matmul_empty", "chain_matmul", [], {}),
+]
+
+CASES = GROUP1_CASES + GROUP2_CASES + GROUP3_CASES
+GRAD_CASES = GROUP1_GRAD_CASES + GROUP2_GRAD_CASES + GROUP3_GRAD_CASES
+ERROR_CASES = GROUP1_ERROR_CASES + GROUP2_ERROR_CASES + GROUP3_ERROR_CASES
 
 
 def resolve(root, path: str):

@@ -1,4 +1,4 @@
-"""The porting ops (group 1: elementwise, gamma, nan-reductions, scans; group 2: shapes, indexing) against PyTorch.
+"""The porting ops (1: elementwise, gamma, nan-reductions, scans; 2: shapes, indexing; 3: linalg-lite) against PyTorch.
 
 ``fixtures/port_ops.npz`` holds each case's inputs and torch's outputs and gradients,
 ``fixtures/port_ops_errors.json`` torch's exception type and message for bad input; both
@@ -143,3 +143,14 @@ def test_asarray_and_frombuffer_share_memory():
     view = dl.frombuffer(buffer, dtype=dl.float32, count=2, offset=4)
     buffer[1] = 5.0
     assert view.tolist() == [5.0, 3.0]
+
+
+def test_compiled_group3_in_one_graph():
+    """Several group-3 ops in one function: one graph, no break, values equal to eager."""
+    def fn(a, b, v):
+        m = dl.matrix_exp(a * 0.5) + dl.addr(a, v, v, alpha=0.5) + dl.cov(b)[:3, :3]
+        w = dl.mv(m, v) + dl.addmv(v, a, v, beta=0) + dl.cross(v, dl.linalg.cross(v, v + 1))
+        return m, w, dl.inner(a, b[:, :3]), dl.vdot(v, w), dl.trace(m), dl.corrcoef(b), dl.pdist(a), \
+            dl.addbmm(a, a.expand(2, 3, 3), a.expand(2, 3, 3)), dl.chain_matmul(a, m, a)
+
+    assert_same(fn, dl.randn(3, 3), dl.randn(4, 5), dl.randn(3), backend="numpy")

@@ -428,3 +428,8 @@ SAMPLES.update({
     "fft_r2c": lambda: (dl.fft.rfft(XT), dl.fft.rfftn(CL, s=(3, 6), norm="forward")),
     "fft_c2r": lambda: (dl.fft.irfft(dl.fft.rfft(XT)), dl.fft.irfft2(dl.fft.rfft2(CL), s=(4, 5))),
 })
+
+# The group-3 porting ops (ops/port_linalg.py).
+SAMPLES.update({
+    "matrix_exp": lambda: (dl.matrix_exp(XT[:3, :3]), dl.matrix_exp(f32(2, 4, 4) * 3), dl.linalg.matrix_exp(f32(1, 1))),
+})

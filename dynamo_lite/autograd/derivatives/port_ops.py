@@ -116,3 +116,17 @@ NOT_DIFFERENTIABLE.update({
     name: "factories: the output does not depend on any input's values"
     for name in ("triangle_indices", "combination_indices")
 })
+
+
+@derivative("matrix_exp", saves=("input",))
+def matrix_exp_backward(grad, input):
+    # NOTE: [matrix_exp]: the gradient is the upper-right block of exp([[A^H, G], [0, A^H]]).
+    n = input._sizes[-1]
+    adjoint = OPS["transpose"](input, -1, -2)
+    if input._dtype.is_complex:
+        raise NotImplementedError("the derivative of matrix_exp is implemented for real matrices only")
+    zeros = OPS["zeros"](size=tuple(input._sizes), dtype=input._dtype, device=input._device)
+    top = OPS["cat"]([adjoint, grad], -1)
+    bottom = OPS["cat"]([zeros, adjoint], -1)
+    block = OPS["matrix_exp"](OPS["cat"]([top, bottom], -2))
+    return OPS["narrow"](OPS["narrow"](block, -2, 0, n), -1, n, n)
