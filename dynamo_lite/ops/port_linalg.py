@@ -5,7 +5,6 @@ ops (matmul, mul, sum, ...), so graphs capture them and autograd differentiates 
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-import numpy as np
 
 from ..tensor.dtype import bool_, complex128, float64, int32
 from . import comparison, meta_rules as mr, pointwise, unary
 from .kernel_utils import quiet
+from .math_ops import _floating_binary_meta, _require_tensor, atan2_meta
 from .registry import register_op, register_table
 
 __all__ = [
@@ -23,24 +23,8 @@ __all__ = [
 FrexpResult = namedtuple("frexp", ["mantissa", "exponent"])
 
 
-def _not_implemented(kernel_name: str, dtype) -> NotImplementedError:
-    return NotImplementedError(f'"{kernel_name}" not implemented for \'{mr.TYPE_NAMES[dtype]}\'')
-
-
-def _floating_only(kernel_name: str):
-    """Binary ops torch defines for floating results only (logaddexp, nextafter)."""
-    def meta(input, other):
-        out = mr.pointwise_meta(input, other)
-        if not out._dtype.is_floating_point:
-            raise _not_implemented(kernel_name, out._dtype)
-        return out
-
-    return meta
-
-
 def copysign_meta(input, other):
-    # Integer and bool operands give the default float dtype, as true division does.
-    return mr.pointwise_meta(input, other, dtype=mr.float_dtype(mr.result_type(input, other)))
+    return atan2_meta(input, other)  # the same rule: integers and bools give the default float dtype
 
 
 def heaviside_meta(input, values):
@@ -93,24 +77,17 @@ def frexp_kernel(xp, x, out):
 
 # name -> (meta rule, kernel, has an in-place variant)
 PORT_POINTWISE_OPS = {
-    "logaddexp": (_floating_only("logaddexp_cpu"), _ufunc_kernel("logaddexp"), False),
-    "logaddexp2": (_floating_only("logaddexp2_cpu"), _ufunc_kernel("logaddexp2"), False),
+    "logaddexp": (_floating_binary_meta("logaddexp_cpu"), _ufunc_kernel("logaddexp"), False),
+    "logaddexp2": (_floating_binary_meta("logaddexp2_cpu"), _ufunc_kernel("logaddexp2"), False),
     "copysign": (copysign_meta, _ufunc_kernel("copysign"), True),
     "heaviside": (heaviside_meta, heaviside_kernel, True),
     "fmax": (fmax_meta, _ufunc_kernel("fmax"), False),
     "fmin": (fmax_meta, _ufunc_kernel("fmin"), False),
-    "nextafter": (_floating_only("nextafter_cpu"), _ufunc_kernel("nextafter"), True),
+    "nextafter": (_floating_binary_meta("nextafter_cpu"), _ufunc_kernel("nextafter"), True),
     "signbit": (signbit_meta, signbit_kernel, False),
 }
 OPS = register_table(PORT_POINTWISE_OPS, ("pointwise",), mr.inplace_variant)
 OPS["frexp"] = register_op("frexp", meta=frexp_meta, kernel=frexp_kernel)
-
-
-def _require_tensor(fn_name: str, value, position: int, name: str = "other") -> None:
-    if not mr.is_tensor(value):
-        raise TypeError(
-            f"{fn_name}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}"
-        )
 
 
 def _binary(name: str, doc: str, inplace: bool = False, arg: str = "other"):

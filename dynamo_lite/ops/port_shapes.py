@@ -48,8 +48,10 @@ def _diagonal(geom, offset: int = 0, dim1: int = 0, dim2: int = 1):
 
 # -- index tables as factory ops (their arguments are ints, so graphs hold no large constant) --
 def _triangle_count(row: int, col: int, offset: int, upper: bool) -> int:
-    lower = sum(max(0, min(col, r + offset + 1)) for r in range(row))
-    return row * col - sum(max(0, min(col, r + offset)) for r in range(row)) if upper else lower
+    """How many (r, c) of a row x col grid have ``c <= r + offset`` (lower) or ``c >= r + offset`` (upper)."""
+    if upper:
+        return row * col - _triangle_count(row, col, offset - 1, upper=False)
+    return sum(max(0, min(col, r + offset + 1)) for r in range(row))
 
 
 def triangle_indices_meta(row, col, offset, upper, *, dtype=int64, device=None):
