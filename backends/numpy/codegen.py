@@ -109,7 +109,7 @@ class FunctionBuilder:
         args = [format_arg(a, node_prefix="") for a in node.args]
         args += [f"{k}={format_arg(v, node_prefix='')}" for k, v in node.kwargs.items()]
         target = getattr(node.target, "name", getattr(node.target, "__name__", str(node.target)))
-        text = f"# {node.name} = {target}({', '.join(args)})"
+        text = " ".join(f"# {node.name} = {target}({', '.join(args)})".split())  # an array's repr spans lines
         self.emit(text if len(text) <= 100 else text[:97] + "...")
 
     @contextlib.contextmanager

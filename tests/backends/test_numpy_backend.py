@@ -12,7 +12,7 @@ from benchmarks.models import WORKLOADS
 from dynamo_lite.backends.numpy import NumpyBackend
 from dynamo_lite.backends.numpy.blocking import plan_blocking
 from dynamo_lite.backends.numpy.templates import TEMPLATES
-from tests.helpers import assert_equal_values, run_in_threads
+from tests.helpers import assert_compiled, assert_equal_values, run_in_threads
 
 
 class Recording:
@@ -424,3 +424,13 @@ def test_random_pointwise_chains_match_eager(program):
     dl.reset()
     expected, actual, _ = run_both(fn, x, y, block_bytes=block_bytes)
     assert_bitwise(actual, expected)
+
+
+def test_a_constant_array_argument_whose_repr_wraps_compiles():
+    # the node comment in the generated code held the array's repr, which NumPy wraps over lines:
+    # the source did not parse and the graph fell back to eager
+    fn = lambda: dl.tensor([0] * 13 + [1] * 13)  # noqa: E731
+    before = dl.stats()
+    result = dl.compile(fn, backend="numpy")()
+    assert_compiled(before, dl.stats())
+    assert result.tolist() == fn().tolist()
