@@ -347,3 +347,36 @@ def test_a_closure_argument_is_still_compared_by_identity():
     act = lambda t: t * scale  # noqa: E731
     assert_same(_same_closure_twice, x3(), act, act)
     assert_same(_same_closure_twice, x3(), act, lambda t: t)
+
+
+class _Base:
+    def __init__(self, x):
+        self.x = x
+
+
+class _Child(_Base):
+    def __init__(self, x):
+        print("made")  # a graph break inside the method
+        super().__init__(x * 2)
+
+
+def test_zero_argument_super_after_a_graph_break(capsys):
+    # 3.11: super() read __class__ and self by position from the resume function's frame and raised
+    # "super() argument 1 must be type, not Tensor" into the user's call; that method now runs eagerly
+    from dynamo_lite.frames.bytecode import compat
+
+    def f(x):
+        return _Child(x).x + 1
+
+    x = dl.ones(3)
+    before = dl.stats()
+    result = dl.compile(f, backend="eager")(x)
+    after = dl.stats()
+    assert result.tolist() == f(x).tolist() == [3.0, 3.0, 3.0]
+    assert capsys.readouterr().out == "made\nmade\n"
+    fallbacks = after.fallbacks[len(before.fallbacks):]
+    if compat.SUPER_READS_THE_FRAME:
+        assert [fb.function for fb in fallbacks] == ["_Child.__init__"] and "super()" in fallbacks[0].reason
+    else:
+        assert not fallbacks
+    assert after.graph_count > before.graph_count

@@ -53,6 +53,9 @@ LOAD_CELL = first_opcode("LOAD_CLOSURE", "LOAD_FAST")
 
 # 3.12 folded LOAD_METHOD into LOAD_ATTR, whose argument became (is_method, name).
 LOAD_ATTR_HAS_METHOD_FLAG = not has_opcode("LOAD_METHOD")
+# Zero-argument super() before LOAD_SUPER_ATTR (3.11) finds __class__ and self by position in
+# the calling frame's locals, which a resume function lays out differently.
+SUPER_READS_THE_FRAME = not has_opcode("LOAD_SUPER_ATTR")
 
 
 def load_attr(name: str, *, location=None) -> Instr:

@@ -190,6 +190,9 @@ class ResumeFunctions:
         return entry[0]
 
     def _build(self, code, index, stack_layout, local_names, exits=()) -> types.CodeType:
+        if compat.SUPER_READS_THE_FRAME and "__class__" in code.co_freevars:
+            raise Unsupported("a graph break in a method that uses zero-argument super() (on this Python, "
+                              "super() reads the frame's locals by position; a resume function's differ)")
         bc = Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
         instructions = real_instructions(bc)
         target = instructions[index]
