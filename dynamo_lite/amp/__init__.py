@@ -7,6 +7,5 @@ Example:
 """
 from .autocast_mode import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled
 from .grad_scaler import GradScaler, OptState
-from . import float32_functions  # noqa: F401  (NOTE: [autocast float32 functions])
 
 __all__ = ["GradScaler", "OptState", "autocast", "get_autocast_dtype", "is_autocast_available", "is_autocast_enabled"]

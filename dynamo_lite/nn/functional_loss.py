@@ -9,6 +9,7 @@ import warnings
 
 import dynamo_lite as dl
 
+from ..ops.autocast_policy import float32_function
 from ..ops.meta_rules import TYPE_NAMES
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "huber_loss", "kl_div",
@@ -58,6 +59,7 @@ def _warn_broadcast(input, target) -> None:
         )
 
 
+@float32_function  # in float32 under dl.autocast, as torch
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
     """Mean squared error ``(input - target) ** 2``, reduced.
 
@@ -74,6 +76,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     return _reduce(loss, reduction)
 
 
+@float32_function  # in float32 under dl.autocast, as torch
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None):
     """Mean absolute error ``|input - target|``, reduced.
 
@@ -112,6 +115,7 @@ def _picked_weights(weight, safe_target, keep):
     return weight.index_select(0, safe_target.reshape(-1)).reshape(safe_target.shape) * mask
 
 
+@float32_function  # in float32 under dl.autocast, as torch
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
              reduction: str = "mean"):
     """Negative log-likelihood of the target classes given log-probabilities ``input`` (N, C, ...).
@@ -144,6 +148,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     return loss.sum() / weights.sum()
 
 
+@float32_function  # in float32 under dl.autocast, as torch
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                   reduction: str = "mean", label_smoothing: float = 0.0):
     """Cross entropy between ``softmax(input)`` and class indices or class probabilities.
@@ -196,6 +201,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     return loss * (1 - label_smoothing) + smooth * (label_smoothing / classes)
 
 
+@float32_function  # in float32 under dl.autocast, as torch
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
     """``-(target * log(input) + (1 - target) * log(1 - input))``, logs clamped at -100 as torch does.
 
@@ -215,6 +221,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
+@float32_function  # in float32 under dl.autocast, as torch
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction: str = "mean", pos_weight=None):
     """Binary cross entropy of ``sigmoid(input)``, computed stably from the logits.
@@ -244,6 +251,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
+@float32_function  # in float32 under dl.autocast, as torch
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False):
     """Kullback-Leibler divergence of ``target`` from log-probabilities ``input``, pointwise then reduced.
 
@@ -271,6 +279,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     return _reduce(loss, reduction)
 
 
+@float32_function  # in float32 under dl.autocast, as torch
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0):
     """Squared error below ``beta`` (scaled by ``1/beta``), absolute error minus ``beta/2`` above it.
 
@@ -288,6 +297,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     return _reduce(dl.where(error < beta, 0.5 * error * error / beta, error - 0.5 * beta), reduction)
 
 
+@float32_function  # in float32 under dl.autocast, as torch
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
     """Squared error below ``delta``, ``delta``-scaled absolute error above it (optionally weighted).
 

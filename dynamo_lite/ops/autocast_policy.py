@@ -7,7 +7,7 @@ matmul/convolution family, to float32 for the ops listed as needing range, to th
 input dtype for the promoting ones. float64 tensors and tensors on another device type are
 left alone, as torch does. The casts are ordinary ``_to_copy`` ops, so autograd records them
 (gradients reach float32 parameters in float32) and the tracer puts them in the graph.
-Composite functions (the losses) are wrapped by ``float32_function`` instead.
+Composite functions (the losses in nn/functional_loss.py, cdist) are decorated with ``float32_function`` instead.
 """
 from __future__ import annotations
 
@@ -114,7 +114,6 @@ def float32_function(fn):
 
         return fn(*_map_tensors(cast, args), **{k: _map_tensors(cast, v) for k, v in kwargs.items()})
 
-    wrapper.__wrapped_for_autocast__ = fn
     return wrapper
 
 
