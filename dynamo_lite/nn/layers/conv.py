@@ -159,6 +159,19 @@ class Conv1d(Module):
         return f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
 
 
+def init_transposed(module, as_tuple, in_channels, out_channels, kernel_size, stride, padding, output_padding,
+                    groups, bias, dilation, padding_mode, device, dtype) -> None:
+    """A transposed convolution's attributes and parameters; ``as_tuple`` makes a size one value per dim."""
+    check_groups(in_channels, out_channels, groups)
+    if padding_mode != "zeros":
+        raise ValueError(f'Only "zeros" padding mode is supported for {type(module).__name__}')
+    module.in_channels, module.out_channels, module.groups = in_channels, out_channels, groups
+    module.kernel_size, module.stride, module.padding = as_tuple(kernel_size), as_tuple(stride), as_tuple(padding)
+    module.output_padding, module.dilation = as_tuple(output_padding), as_tuple(dilation)
+    module.padding_mode = padding_mode
+    _parameters(module, (in_channels, out_channels // groups) + module.kernel_size, out_channels, bias, device, dtype)
+
+
 class ConvTranspose2d(Module):
     """Transposed 2-d convolution: the adjoint of Conv2d, upsampling by ``stride``.
 
@@ -174,15 +187,8 @@ class ConvTranspose2d(Module):
                  groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
                  dtype=None):
         super().__init__()
-        check_groups(in_channels, out_channels, groups)
-        if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride, self.padding = pair(kernel_size), pair(stride), pair(padding)
-        self.output_padding, self.dilation = pair(output_padding), pair(dilation)
-        self.padding_mode = padding_mode
-        _parameters(self, (in_channels, out_channels // groups) + self.kernel_size, out_channels, bias, device,
-                    dtype)
+        init_transposed(self, pair, in_channels, out_channels, kernel_size, stride, padding, output_padding, groups,
+                        bias, dilation, padding_mode, device, dtype)
 
     def reset_parameters(self) -> None:
         reset_conv_parameters(self)

@@ -5,7 +5,7 @@ from ...tensor.layout import Size
 from .. import functional as F
 from ..module import Module
 from .batchnorm import _BatchNorm
-from .conv import _parameters, check_groups
+from .conv import init_transposed
 from .resample import Upsample
 
 
@@ -27,15 +27,8 @@ class ConvTranspose1d(Module):
                  groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
                  dtype=None):
         super().__init__()
-        check_groups(in_channels, out_channels, groups)
-        if padding_mode != "zeros":
-            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size, self.stride, self.padding = _single(kernel_size), _single(stride), _single(padding)
-        self.output_padding, self.dilation = _single(output_padding), _single(dilation)
-        self.padding_mode = padding_mode
-        _parameters(self, (in_channels, out_channels // groups) + self.kernel_size, out_channels, bias, device,
-                    dtype)
+        init_transposed(self, _single, in_channels, out_channels, kernel_size, stride, padding, output_padding, groups,
+                        bias, dilation, padding_mode, device, dtype)
 
     def _output_padding(self, input, output_size) -> tuple:
         if output_size is None:
