@@ -16,7 +16,7 @@ from .tensor.meta import TensorMeta
 from .tensor.tensor import Tensor
 
 from . import ops  # noqa: E402  (registers every op and installs Tensor methods)
-from .ops.api import *  # noqa: E402,F401,F403  (the dl.* functions)
+from .ops.core.api import *  # noqa: E402,F401,F403  (the dl.* functions)
 from . import autograd  # noqa: E402  (plugs gradient recording into dispatch)
 from .autograd.grad_mode import (  # noqa: E402
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,

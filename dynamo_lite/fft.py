@@ -7,8 +7,8 @@ Example:
 """
 from __future__ import annotations
 
-from .ops import api as ops
-from .ops.meta_rules import TYPE_NAMES
+from .ops.core import api as ops
+from .ops.core.meta_rules import TYPE_NAMES
 from .ops.spectral import OPS
 from .tensor.dtype import float16, bfloat16, get_default_dtype
 from .tensor.layout import normalize_dim

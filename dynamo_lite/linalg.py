@@ -6,10 +6,10 @@ Example:
 """
 from __future__ import annotations
 
-from .ops import reductions
-from .ops.linalg import norm as _vector_norm
-from .ops.cholesky_factor import OPS as CHOLESKY_OPS
-from .ops.matrix_solve import OPS, LinAlgError
+from .ops.reductions import reductions
+from .ops.linalg.linalg import norm as _vector_norm
+from .ops.linalg.cholesky_factor import OPS as CHOLESKY_OPS
+from .ops.linalg.matrix_solve import OPS, LinAlgError
 from .linalg_decompositions import *  # noqa: F401,F403  (svd, eigh, qr, det, slogdet, pinv ...)
 from . import linalg_decompositions as _decompositions
 
@@ -123,4 +123,4 @@ def cholesky(A, *, upper=False):
         [[2.0, 0.0], [1.0, 1.0]]
     """
     return CHOLESKY_OPS["linalg_cholesky"](A, upper) if upper else CHOLESKY_OPS["linalg_cholesky"](A)
-from .ops.port_linalg import linalg_cross as cross, matrix_exp  # noqa: E402  (dl.linalg.cross/matrix_exp)
+from .ops.linalg.products import linalg_cross as cross, matrix_exp  # noqa: E402  (dl.linalg.cross/matrix_exp)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from .ops import api as ops
+from .ops.core import api as ops
 from .tensor.type_info import finfo
-from .ops.matrix_decompositions import OPS
+from .ops.linalg.matrix_decompositions import OPS
 
 __all__ = ["det", "eigh", "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "slogdet", "svd", "svdvals"]
 

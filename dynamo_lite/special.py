@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .ops import api as _api
+from .ops.core import api as _api
 
 __all__ = ["erf", "erfc", "erfinv", "exp2", "expit", "expm1", "log1p", "log_softmax", "logit", "logsumexp", "ndtr",
            "softmax", "xlogy"]

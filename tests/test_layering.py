@@ -268,3 +268,46 @@ def test_few_deferred_imports_in_frames_each_explained():
                 unexplained.append(where)
     assert len(deferred) <= DEFERRED_IMPORT_LIMIT, f"{len(deferred)} deferred imports in frames/: {deferred}"
     assert not unexplained, f"deferred imports without a comment saying why: {unexplained}"
+
+
+# Entry points that run the package as a program may use the public API through the root.
+ROOT_IMPORT_ALLOWED = {f"{PACKAGE}.cli", f"{PACKAGE}.__main__", f"{PACKAGE}.demo_train"}
+
+
+def _root_imports(module: str) -> list:
+    """Lines where ``module`` imports the package root (``import dynamo_lite``, ``from dynamo_lite import name``).
+
+    ``from dynamo_lite import nn`` (a subpackage) and ``import dynamo_lite.nn.functional as F``
+    name a module below the root and are not counted; a name the root ``__init__`` binds is.
+    """
+    lines = []
+    for node in ast.walk(TREES[module]):
+        if isinstance(node, ast.Import):
+            lines += [node.lineno for alias in node.names
+                      if alias.name == PACKAGE or (alias.name.startswith(f"{PACKAGE}.") and not alias.asname)]
+        elif isinstance(node, ast.ImportFrom) and _absolute(module, node) == PACKAGE:
+            lines += [node.lineno for alias in node.names if f"{PACKAGE}.{alias.name}" not in MODULES]
+    return lines
+
+
+def test_no_module_imports_the_package_root():
+    found = [f"{name}:{line}" for name in MODULES if name not in ROOT_IMPORT_ALLOWED for line in _root_imports(name)]
+    assert not found, f"{len(found)} imports of the package root outside the entry points: {found}"
+
+
+def test_root_import_check_counts_each_form():
+    # The checker itself: each form of a root import is counted, submodule imports are not.
+    def count(source: str, module: str = f"{PACKAGE}.nn.sample") -> int:
+        TREES[module] = ast.parse(source)
+        MODULES.setdefault(module, (ROOT / "dynamo_lite/nn/sample.py", False))
+        try:
+            return len(_root_imports(module))
+        finally:
+            del TREES[module], MODULES[module]
+
+    assert count("import dynamo_lite as dl") == 1
+    assert count("import dynamo_lite") == 1
+    assert count("def f():\n    import dynamo_lite.nn\n") == 1  # binds the root name
+    assert count("from dynamo_lite import Tensor, nn") == 1
+    assert count("from .. import Tensor") == 1
+    assert count("from .. import ops\nfrom ..ops.core import api as ops\nimport dynamo_lite.nn.functional as F") == 0

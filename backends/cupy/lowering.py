@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from dynamo_lite.graph import Graph, GraphModule
 from dynamo_lite.graph.passes.fusion import FusionGroup, fusion_schedule, partition_pointwise
-from dynamo_lite.ops.registry import Op
+from dynamo_lite.ops.core.registry import Op
 from dynamo_lite.tensor.tensor import empty_like_meta
 
 from .normalization import build_layer_norm, build_softmax, layer_norm_args

@@ -15,7 +15,7 @@ per kernel for all sizes (tests/backends/test_cupy_dynamic.py).
 from __future__ import annotations
 
 from dynamo_lite.graph.node import Node, map_aggregate
-from dynamo_lite.ops.registry import Op
+from dynamo_lite.ops.core.registry import Op
 from dynamo_lite.tensor.meta import TensorMeta
 
 from .c_types import C_TYPES, ctype

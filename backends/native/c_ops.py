@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dynamo_lite.graph.node import Node
 
-from dynamo_lite.ops.unary import GELU_TANH_K
+from dynamo_lite.ops.pointwise.unary import GELU_TANH_K
 
 from .c_operands import (FLOAT_TYPES, OPERAND_TYPES, compute_dtype, dtype_of, kwargs_lowered, literal, operand,
                          output_lowered, scalar)
@@ -76,7 +76,7 @@ def _sigmoid(t, a):
 
 def _gelu_erf(t, a):
     # x * Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2: eager's formula, with libm's erfc (NOTE: [erf]
-    # in ops/unary.py explains eager's own erfc; both are within float32 tolerance of exact).
+    # in ops/pointwise/unary.py explains eager's own erfc; both are within float32 tolerance of exact).
     x = a[0]
     return f"({x} * ({_fn('erfc')(t, [f'((-{x}) * {literal(0.5 ** 0.5, t)})'])} * {literal(0.5, t)}))"
 

@@ -1,7 +1,7 @@
 """conv2d's C kernels: the im2col gathers in eager's orders, and whole convolutions calling eager's gemm from C.
 
 The gathers write the matrix eager's kernel copies the windows into (NOTE: [conv2d as
-matmul] in ops/conv.py), a tap in the padding reading 0; ``conv2d_product`` is eager's
+matmul] in ops/nn/conv.py), a tap in the padding reading 0; ``conv2d_product`` is eager's
 product and bias add after a gather. ``conv_source`` is the kernel of a conv2d whose
 product NumPy hands to gemm (NOTE: [gemm from C]): NCHW image by image, channels_last in
 one gemm over every pixel. ``call`` is an ``image_ops.ImageCall``.

@@ -6,7 +6,7 @@ node's constants (kernel size, stride, padding, dilation), so one source serves 
 size. ``max_pool2d`` repeats eager's order per window: the first tap, then ``maximum``
 with each next one (NaN wins, as ``np.maximum``), a tap in the padding reading -inf.
 ``conv2d`` (groups 1) gathers the windows into the same matrix eager copies them into
-(NOTE: [conv2d as matmul] in ops/conv.py: ``(N, C*KH*KW, OH*OW)``, or for a channels_last
+(NOTE: [conv2d as matmul] in ops/nn/conv.py: ``(N, C*KH*KW, OH*OW)``, or for a channels_last
 output ``(N*OH*OW, KH*KW*C)``), a tap in the padding reading 0; the product and the bias
 are eager's gemm calls made from C (NOTE: [gemm from C]) or eager's NumPy calls, so the
 result has eager's bits. Other cases (groups, other dtypes, an output in neither layout)
@@ -96,7 +96,7 @@ def image_call(node, values: dict, prologue=None) -> ImageCall | None:
     if not all(values[n].is_tensor and values[n].dtype is out.dtype for n in read):
         return None
     channels_last = False
-    if name == "conv2d":  # eager's choice of formula (ops/conv.py is_nhwc), on the output's flags
+    if name == "conv2d":  # eager's choice of formula (ops/nn/conv.py is_nhwc), on the output's flags
         flags = np.lib.stride_tricks.as_strided(np.empty(1, out.dtype.numpy), out.sizes, out.byte_strides)
         channels_last = not flags.flags.c_contiguous and flags.transpose(0, 2, 3, 1).flags.c_contiguous
         if not (channels_last or flags.flags.c_contiguous):

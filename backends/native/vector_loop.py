@@ -13,7 +13,7 @@ import numpy as np
 
 from dynamo_lite.graph.node import Node
 
-from dynamo_lite.ops.unary import GELU_TANH_K
+from dynamo_lite.ops.pointwise.unary import GELU_TANH_K
 
 from .c_operands import dtype_of, literal, scalar
 from .c_ops import c_arguments, c_op_name

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 
 from dynamo_lite.graph.passes.fusion import is_fusible
-from dynamo_lite.ops.registry import REGISTRY, Op
+from dynamo_lite.ops.core.registry import REGISTRY, Op
 from dynamo_lite.graph.node import nodes_in
 from dynamo_lite.tensor.meta import TensorMeta
 from dynamo_lite.tensor.symint import same_values

@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from dynamo_lite.ops.unary import GELU_TANH_K
+from dynamo_lite.ops.pointwise.unary import GELU_TANH_K
 from dynamo_lite.tensor.meta import TensorMeta
 
 FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))

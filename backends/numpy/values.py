@@ -20,7 +20,7 @@ import operator
 from dataclasses import dataclass, field
 
 from dynamo_lite.graph.node import Node, map_arg
-from dynamo_lite.ops.registry import Op
+from dynamo_lite.ops.core.registry import Op
 from dynamo_lite.tensor.layout import prod
 from dynamo_lite.tensor.meta import TensorMeta
 from dynamo_lite.tensor.symint import SIZE_FUNCTIONS

@@ -1,5 +1,5 @@
 """dl.autocast: a context manager (and decorator) running the matmul/convolution family in
-lower precision on one device type (NOTE: [autocast] in ops/autocast_policy.py).
+lower precision on one device type (NOTE: [autocast] in ops/autocast/policy.py).
 
 NOTE: [autocast in compiled code] Entering and leaving an autocast block are graph breaks
 (dl.amp is in trace_rules.EAGER_MODULES): the block's code is traced in a resume function
@@ -12,8 +12,8 @@ from __future__ import annotations
 import functools
 import warnings
 
-from ..ops.autocast_policy import SUPPORTED_DTYPES
-from ..ops.autocast_state import AUTOCAST, DEFAULT_DTYPES
+from ..ops.autocast.policy import SUPPORTED_DTYPES
+from ..ops.autocast.state import AUTOCAST, DEFAULT_DTYPES
 from ..tensor.device import cupy_module
 
 __all__ = ["autocast", "get_autocast_dtype", "is_autocast_available", "is_autocast_enabled"]

@@ -6,7 +6,7 @@ import warnings
 from collections import defaultdict
 
 from ..autograd.grad_mode import no_grad
-from ..ops import api as ops
+from ..ops.core import api as ops
 from ..tensor.dtype import float16, float32, int32
 from ..tensor.tensor import Tensor
 from .autocast_mode import cuda_usable

@@ -1,10 +1,10 @@
 """Reverse-mode automatic differentiation over the op registry.
 
 Importing this package plugs recording into eager dispatch (NOTE: [autograd hook] in
-ops/dispatch.py) and puts ``backward``/``retain_grad``/... on Tensor. Each op's
+ops/core/dispatch.py) and puts ``backward``/``retain_grad``/... on Tensor. Each op's
 derivative is an entry of the table in ``derivatives/`` (docs/training.md).
 """
-from ..ops.dispatch import AUTOGRAD as _HOOK
+from ..ops.core.dispatch import AUTOGRAD as _HOOK
 from . import derivatives  # noqa: F401  (importing it fills the derivative table)
 from .engine import backward, grad
 from .function import Function, FunctionCtx

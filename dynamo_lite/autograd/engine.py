@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import heapq
 
-from ..ops.dispatch import dispatch
-from ..ops.registry import REGISTRY
+from ..ops.core.dispatch import dispatch
+from ..ops.core.registry import REGISTRY
 from ..tensor.layout import Size
 from ..tensor.tensor import Tensor
 from .anomaly_mode import check_gradients

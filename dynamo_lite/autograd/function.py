@@ -1,7 +1,7 @@
 """User-defined differentiable functions: ``dl.autograd.Function`` with forward/backward."""
 from __future__ import annotations
 
-from ..ops.registry import REGISTRY
+from ..ops.core.registry import REGISTRY
 from ..tensor.meta import TensorMeta
 from ..tensor.tensor import Tensor
 from .grad_mode import GRAD_MODE, no_grad

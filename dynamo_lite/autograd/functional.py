@@ -8,7 +8,7 @@ Example:
 """
 from __future__ import annotations
 
-from ..ops import api as ops
+from ..ops.core import api as ops
 from ..tensor.tensor import Tensor
 from .engine import grad as autograd_grad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled

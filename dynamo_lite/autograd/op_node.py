@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ..ops.registry import REGISTRY
+from ..ops.core.registry import REGISTRY
 from ..tensor.meta import TensorMeta
 from ..tensor.symint import same_values
 from ..tensor.tensor import Tensor

@@ -13,8 +13,8 @@ checks it (``SavedTensor.unpack`` in node.py).
 """
 from __future__ import annotations
 
-from ..ops.dispatch import dispatch
-from ..ops.registry import REGISTRY
+from ..ops.core.dispatch import dispatch
+from ..ops.core.registry import REGISTRY
 from ..tensor.meta import TensorMeta
 from ..tensor.rebinds import tensor_rebound
 from ..tensor.tensor import Tensor

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops import api as ops
+from ..ops.core import api as ops
 from ..tensor.dtype import bool_
 
 __all__ = [

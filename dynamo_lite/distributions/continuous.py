@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-from ..ops import api as ops
+from ..ops.core import api as ops
 from ..tensor.layout import Size
 from . import constraints
 from .distribution import Distribution, ExponentialFamily

@@ -6,7 +6,7 @@ from numbers import Number
 
 from ..autograd.grad_mode import no_grad
 from ..nn import functional as F
-from ..ops import api as ops
+from ..ops.core import api as ops
 from ..tensor.dtype import int64
 from ..tensor.layout import Size
 from ..tensor.type_info import finfo

@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 
 from ..nn import functional as F
-from ..ops.matrix_solve import OPS as SOLVE_OPS
+from ..ops.linalg.matrix_solve import OPS as SOLVE_OPS
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution, ExponentialFamily
 from .independent import Independent

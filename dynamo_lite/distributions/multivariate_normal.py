@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 
 from .. import linalg
-from ..ops import api as ops
-from ..ops.matrix_solve import OPS as SOLVE_OPS
+from ..ops.core import api as ops
+from ..ops.linalg.matrix_solve import OPS as SOLVE_OPS
 from ..tensor.layout import Size, broadcast_shapes
 from . import constraints
 from .distribution import Distribution

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from numbers import Number
 
-from ..ops import api as ops
+from ..ops.core import api as ops
 from ..tensor.dtype import get_default_dtype
 from ..tensor.layout import broadcast_shapes
 from ..tensor.tensor import Tensor

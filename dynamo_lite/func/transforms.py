@@ -13,7 +13,7 @@ import functools
 from ..autograd.engine import grad as autograd_grad
 from ..autograd.functional import jacobian
 from ..autograd.grad_mode import enable_grad
-from ..ops import api as ops
+from ..ops.core import api as ops
 from ..tensor.tensor import Tensor
 from .vmap import _leaves, _rebuild
 

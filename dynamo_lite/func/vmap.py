@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-from ..ops import api as ops
+from ..ops.core import api as ops
 from ..tensor.generator import default_generator
 from ..tensor.tensor import Tensor
 

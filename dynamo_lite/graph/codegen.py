@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..ops.registry import Op
+from ..ops.core.registry import Op
 from ..tensor.dtype import dtype as DType
 from .namespace import Namespace, sanitize
 from .node import Node

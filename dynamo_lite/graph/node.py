@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..ops.registry import Op
+from ..ops.core.registry import Op
 from .purity import is_pure_call
 
 IR_OPS = ("placeholder", "get_attr", "call_function", "call_method", "call_module", "output")

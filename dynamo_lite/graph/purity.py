@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import operator
 
-from ..ops.registry import REGISTRY, Op
+from ..ops.core.registry import REGISTRY, Op
 from ..tensor.symint import sym_size
 
 # Plain callables known to be free of side effects on their arguments. Anything not

@@ -4,7 +4,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from ..ops.registry import REGISTRY, Op
+from ..ops.core.registry import REGISTRY, Op
 from ..tensor.meta import TensorMeta
 from ..tensor.symint import SIZE_FUNCTIONS
 from ..tensor.tensor import Tensor

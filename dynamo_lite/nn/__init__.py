@@ -1,8 +1,8 @@
 """dl.nn: Module, Parameter, layers and the functional interface."""
 from . import functional, init
-from .layers import (
-    GELU, AvgPool2d, Conv2d, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax,
-    MaxPool2d, ModuleDict, ModuleList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Tanh,
+from .modules import (
+    GELU, AvgPool2d, Conv2d, Dropout, Embedding, Flatten, Identity, LayerNorm, Linear, LogSoftmax, MaxPool2d,
+    ModuleDict, ModuleList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Tanh,
 )
 from .module import Module
 from .parameter import Parameter
@@ -13,9 +13,9 @@ __all__ = [
     "Sequential", "Sigmoid", "SiLU", "Softmax", "Tanh", "functional", "init",
 ]
 
-from .layers import *  # noqa: E402,F401,F403  (every layer, including the ported ones)
-from . import layers as _layers  # noqa: E402
+from .modules import *  # noqa: E402,F401,F403  (every layer, including the ported ones)
+from . import modules as _modules  # noqa: E402
 
-__all__ += [name for name in _layers.__all__ if name not in __all__]
+__all__ += [name for name in _modules.__all__ if name not in __all__]
 from . import utils  # noqa: E402,F401  (dl.nn.utils.clip_grad_norm_ ...)
-from .utils import parametrize, parametrizations  # noqa: E402,F401  (they import layers, which import utils)
+from .utils import parametrize, parametrizations  # noqa: E402,F401  (they import modules, which import utils)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from ..autograd.grad_mode import no_grad
-from ..ops.api import clamp, stack, tensor
+from ..ops.core.api import clamp, stack, tensor
 from ..tensor.tensor import Tensor
 
 

@@ -7,7 +7,8 @@ import numbers
 
 import numpy as np
 
-import dynamo_lite as dl
+from ..ops.core import api as ops
+from ..tensor.dtype import float64
 
 from .grad_mode import no_grad
 
@@ -116,7 +117,7 @@ def eye_(tensor):
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        tensor.copy_(dl.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+        tensor.copy_(ops.eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
     return tensor
 
 
@@ -193,7 +194,7 @@ def orthogonal_(tensor, gain: float = 1.0, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    sample = dl.empty(rows, cols, dtype=dl.float64).normal_(0, 1, generator=generator).numpy()
+    sample = ops.empty(rows, cols, dtype=float64).normal_(0, 1, generator=generator).numpy()
     if rows < cols:
         sample = sample.T
     q, r = np.linalg.qr(sample)
@@ -201,5 +202,5 @@ def orthogonal_(tensor, gain: float = 1.0, generator=None):
     if rows < cols:
         q = q.T
     with no_grad():
-        tensor.copy_(dl.tensor(q * gain, dtype=tensor.dtype, device=tensor.device).reshape(tensor.shape))
+        tensor.copy_(ops.tensor(q * gain, dtype=tensor.dtype, device=tensor.device).reshape(tensor.shape))
     return tensor

@@ -5,18 +5,41 @@ Registry ops are attributes of the package: ``dynamo_lite.ops.add`` is the ``Op`
 "add" (call it like a function; it dispatches eagerly or records while tracing), whereas
 ``dl.add`` is the public function that normalizes arguments before calling it.
 """
-from . import registry
-from .registry import REGISTRY, Op, get_op, register_op
-from . import (  # noqa: F401  (importing a module registers its ops)
-    conversions, views, indexing, factories,
-    pointwise, unary, comparison, reductions, normalization, linalg, shape_ops, conv, nn_ops,
-)
-from . import math_ops, contractions, rearrange, sorting, scattering, selection, random_ops  # noqa: F401,E402  (tensor functions ported from torch's API)
-from . import adaptive_pool, conv_transpose, embedding_bags, resample  # noqa: F401,E402  (nn layers' ops)
-from . import window_grads  # noqa: F401,E402  (the adjoint ops derivative formulas call)
-from . import complex_ops, tensor_functions  # noqa: F401,E402  (complex numbers; type queries)
-from . import order_stats, differences, matrix_solve, special_ops  # noqa: F401,E402  (median, quantile, diff, rot90, cdist, linalg)
-from .methods import TENSOR_METHODS, install_tensor_methods
+from .core import registry
+from .core.registry import REGISTRY, Op, get_op, register_op
+# Importing a module registers its ops; the order is the one the ops were first written in.
+from .creation import conversions  # noqa: F401
+from .shape import views, indexing  # noqa: F401
+from .creation import factories  # noqa: F401
+from .pointwise import pointwise, unary, comparison  # noqa: F401
+from .reductions import reductions, normalization  # noqa: F401
+from .linalg import linalg  # noqa: F401
+from .shape import shape_ops  # noqa: F401
+from .nn import conv, nn_ops  # noqa: F401
+from .pointwise import math_ops  # noqa: F401
+from .linalg import contractions  # noqa: F401
+from .shape import rearrange  # noqa: F401
+from .reductions import sorting  # noqa: F401
+from .shape import scattering, selection  # noqa: F401
+from .random import sampling  # noqa: F401
+from .nn import adaptive_pool, conv_transpose, embedding_bags, resample  # noqa: F401  (nn layers' ops)
+from .nn import window_grads  # noqa: F401  (the adjoint ops derivative formulas call)
+from .pointwise import complex_ops  # noqa: F401
+from .creation import tensor_functions  # noqa: F401  (type queries)
+from .reductions import order_stats  # noqa: F401  (median, quantile)
+from .shape import differences  # noqa: F401  (diff, rot90, cdist)
+from .linalg import matrix_solve  # noqa: F401
+from .pointwise import special_ops  # noqa: F401  (erfc)
+from .linalg import cholesky_factor  # noqa: F401  (linalg.cholesky)
+from .pointwise import float_functions, gamma_functions  # noqa: F401  (logaddexp, copysign ...; lgamma, digamma ...)
+from .reductions import scans_and_stats  # noqa: F401  (nansum, cummax, logcumsumexp, histc, trapezoid ...)
+from .linalg import matrix_decompositions  # noqa: F401  (linalg.svd, eigh, qr, det, slogdet)
+from .autocast import policy as _autocast_policy  # noqa: F401  (plugs dl.autocast's casts into dispatch)
+from . import spectral  # noqa: F401  (the fft ops behind dl.fft)
+from .shape import diagonals, splits, index_functions  # noqa: F401  (diagonal, tensor_split, take, index_add ...)
+from .creation import buffers  # noqa: F401  (asarray, frombuffer)
+from .linalg import products  # noqa: F401  (inner, cross, mv, trace, matrix_exp, cov ...)
+from .core.methods import TENSOR_METHODS, install_tensor_methods
 
 install_tensor_methods()
 
@@ -31,10 +54,3 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted(set(globals()) | set(REGISTRY))
-from . import cholesky_factor  # noqa: F401,E402  (linalg.cholesky)
-from . import port_pointwise, gamma_functions, port_reductions  # noqa: F401,E402  (torch ops for porting, group 1)
-from . import matrix_decompositions  # noqa: F401,E402  (linalg.svd, eigh, qr, det, slogdet)
-from . import autocast_policy  # noqa: F401,E402  (plugs dl.autocast's casts into dispatch)
-from . import spectral  # noqa: F401,E402  (the fft ops behind dl.fft)
-from . import port_shapes  # noqa: F401,E402  (torch ops for porting, group 2: splits, take, index_add, diagonal ...)
-from . import port_linalg  # noqa: F401,E402  (torch ops for porting, group 3: inner, cross, mv, trace, matrix_exp, cov ...)

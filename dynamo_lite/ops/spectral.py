@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 
 from ..tensor.dtype import COMPLEX_OF, REAL_OF
-from . import meta_rules as mr
-from .registry import register_op
+from .core import meta_rules as mr
+from .core.registry import register_op
 
 __all__: list = []  # the public functions live in dl.fft
 

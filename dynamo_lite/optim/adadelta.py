@@ -1,7 +1,7 @@
 """Adadelta: steps scaled by the ratio of running RMS of past updates and of gradients (no learning-rate tuning)."""
 from __future__ import annotations
 
-from ..ops.api import tensor, zeros_like
+from ..ops.core.api import tensor, zeros_like
 from ..tensor.dtype import float32
 from .optimizer import Optimizer, apply_update, check_non_negative, params_with_grad, step_under_no_grad
 

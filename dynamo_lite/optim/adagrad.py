@@ -1,8 +1,8 @@
 """Adagrad: per-coordinate learning rates from the running sum of squared gradients."""
 from __future__ import annotations
 
-from ..ops.api import full_like, tensor
-from ..ops.dispatch import is_tracing
+from ..ops.core.api import full_like, tensor
+from ..ops.core.dispatch import is_tracing
 from ..tensor.dtype import float32, float64
 from .optimizer import Optimizer, apply_update, check_non_negative, params_with_grad, step_under_no_grad
 

@@ -1,8 +1,8 @@
 """Adamax, NAdam and RAdam: Adam's relatives, in torch's single-tensor update rules."""
 from __future__ import annotations
 
-from ..ops.api import maximum, ones, tensor, where, zeros_like
-from ..ops.dispatch import is_tracing
+from ..ops.core.api import maximum, ones, tensor, where, zeros_like
+from ..ops.core.dispatch import is_tracing
 from ..tensor.dtype import float32, float64
 from .optimizer import Optimizer, apply_update, check_betas, check_non_negative, params_with_grad, step_under_no_grad
 

@@ -1,8 +1,8 @@
 """ASGD: SGD with a decaying step and a running (Polyak) average of the parameters in ``state["ax"]``."""
 from __future__ import annotations
 
-from ..ops.api import clamp_min, tensor, where, zeros_like
-from ..ops.dispatch import is_tracing
+from ..ops.core.api import clamp_min, tensor, where, zeros_like
+from ..ops.core.dispatch import is_tracing
 from ..tensor.dtype import float32, float64
 from .optimizer import Optimizer, apply_update, check_non_negative, params_with_grad, step_under_no_grad
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ..autograd.grad_mode import enable_grad, no_grad
-from ..ops import api as ops
+from ..ops.core import api as ops
 from ..tensor.tensor import Tensor
 from .optimizer import Optimizer
 

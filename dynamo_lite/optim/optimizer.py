@@ -6,7 +6,7 @@ import functools
 from typing import Any
 
 from ..autograd.grad_mode import enable_grad, no_grad
-from ..ops.dispatch import is_tracing
+from ..ops.core.dispatch import is_tracing
 from ..tensor.tensor import Tensor
 from .tracked import TrackedDict, TrackedList, TrackedState, edited
 

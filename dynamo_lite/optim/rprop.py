@@ -1,7 +1,7 @@
 """Rprop: per-element step sizes that grow while the gradient keeps its sign and shrink when it flips."""
 from __future__ import annotations
 
-from ..ops.api import full_like, tensor, where, zeros_like
+from ..ops.core.api import full_like, tensor, where, zeros_like
 from ..tensor.dtype import float32
 from .optimizer import Optimizer, check_non_negative, params_with_grad, step_under_no_grad
 

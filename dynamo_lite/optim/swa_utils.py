@@ -6,9 +6,9 @@ import itertools
 import math
 
 from ..autograd.grad_mode import no_grad
-from ..nn.layers.batchnorm import _BatchNorm
+from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.module import Module
-from ..ops.api import tensor
+from ..ops.core.api import tensor
 from ..tensor.dtype import int64
 from .lr_scheduler import LRScheduler
 

@@ -12,7 +12,7 @@ import pytest
 import dynamo_lite as dl
 from dynamo_lite.autograd.derivatives import DECOMPOSITIONS, DERIVATIVES, NOT_DIFFERENTIABLE, lookup
 from dynamo_lite.ops import REGISTRY
-from dynamo_lite.ops.dispatch import AUTOGRAD
+from dynamo_lite.ops.core.dispatch import AUTOGRAD
 
 from .cases import CASES, RANDOM, RANDOM_FILLS
 

@@ -1,7 +1,7 @@
 """Fixtures for graph tests: the exact registry call behind a dl.* function."""
 import pytest
 
-from dynamo_lite.ops.dispatch import TRACING
+from dynamo_lite.ops.core.dispatch import TRACING
 
 
 class _FirstOp:

@@ -7,7 +7,7 @@ import pytest
 import dynamo_lite as dl
 from dynamo_lite import ops
 from dynamo_lite.graph import Graph, GraphModule, Interpreter, ShapeProp
-from dynamo_lite.ops.registry import Op
+from dynamo_lite.ops.core.registry import Op
 from dynamo_lite.tensor.meta import TensorMeta
 from dynamo_lite.tensor.tensor import from_array
 

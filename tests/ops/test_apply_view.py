@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import dynamo_lite as dl
-from dynamo_lite.ops import views
-from dynamo_lite.ops.registry import REGISTRY
+from dynamo_lite.ops.shape import views
+from dynamo_lite.ops.core.registry import REGISTRY
 
 CASES = [
     ("view", ((2, 2, 3),), {}),
@@ -28,7 +28,7 @@ CASES = [
 @pytest.mark.parametrize("offset", [0, 2])
 def test_apply_view_to_array_matches_eager(name, args, kwargs, offset):
     if name == "index_basic":
-        import dynamo_lite.ops.indexing  # noqa: F401  (registers index_basic)
+        import dynamo_lite.ops.shape.indexing  # noqa: F401  (registers index_basic)
     base = dl.arange(40.0)
     x = base.as_strided((4, 3), (3, 1), offset)
     op = REGISTRY[name]

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import dynamo_lite as dl
-from dynamo_lite.ops import api, methods
-from dynamo_lite.ops.dispatch import TRACING
-from dynamo_lite.ops.registry import Op
+from dynamo_lite.ops.core import api, methods
+from dynamo_lite.ops.core.dispatch import TRACING
+from dynamo_lite.ops.core.registry import Op
 from dynamo_lite.tensor.meta import TensorMeta
 from dynamo_lite.tensor.tensor import Tensor, from_array
 
@@ -92,7 +92,7 @@ def test_where_method_and_in_place_methods_return_self():
         assert getattr(x, name)(*args) is x
 
 
-# -- tracing: wrappers must only call ops and read geometry (see NOTE in ops/dispatch.py) ------------
+# -- tracing: wrappers must only call ops and read geometry (see NOTE in ops/core/dispatch.py) ------------
 class DataLess(Tensor):
     """A tensor with geometry but no data: any wrapper that reads values fails loudly."""
 
@@ -191,7 +191,8 @@ def test_same_padding_conv_records_a_pad_and_a_conv():
 
 def test_module_lists_agree():
     """ops/__init__ imports, methods.METHOD_MODULES and api.API_MODULES name the same op modules."""
-    api_names = {m.__name__.rsplit(".", 1)[1] for m in api.API_MODULES if m.__name__.startswith("dynamo_lite.ops.")}
+    prefix = "dynamo_lite.ops."
+    api_names = {m.__name__[len(prefix):] for m in api.API_MODULES if m.__name__.startswith(prefix)}
     assert api_names == set(methods.METHOD_MODULES)
     for name in methods.METHOD_MODULES:
-        assert getattr(dl.ops, name).__name__ == f"dynamo_lite.ops.{name}"
+        assert getattr(dl.ops, name.rsplit(".", 1)[1]).__name__ == f"{prefix}{name}"

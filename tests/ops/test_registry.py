@@ -13,7 +13,7 @@ import pytest
 
 import dynamo_lite as dl
 from dynamo_lite.ops import REGISTRY
-from dynamo_lite.ops.dispatch import TRACING, dispatch
+from dynamo_lite.ops.core.dispatch import TRACING, dispatch
 from dynamo_lite.tensor.meta import TensorMeta
 from dynamo_lite.tensor.tensor import Tensor, from_array
 
@@ -186,7 +186,7 @@ SAMPLES = {
     "randint_like": lambda: dl.randint_like(XT, 5),
 }
 
-# Tensor functions ported from torch's API (ops/math_ops.py, contractions.py, rearrange.py ...).
+# Tensor functions ported from torch's API (ops/pointwise/math_ops.py, contractions.py, rearrange.py ...).
 SAMPLES.update({
     "lerp": lambda: (dl.lerp(XT, X, 0.3), dl.lerp(CL, f32(5), f32(2, 3, 4, 5))),
     "lerp_": lambda: fresh(XT).lerp_(X, 0.5),
@@ -363,7 +363,7 @@ def test_ops_are_package_attributes():
         dl.ops.no_such_op
 
 
-# The porting ops (ops/order_stats.py, matrix_solve.py, special_ops.py).
+# The porting ops (ops/reductions/order_stats.py, matrix_solve.py, special_ops.py).
 SAMPLES.update({
     "kthvalue": lambda: (dl.kthvalue(XT, 2), XT.median(0, keepdim=True), dl.median(CL), dl.kthvalue(INT, 1, 0)),
     "linalg_inv": lambda: (dl.linalg.inv(XT[:3, :3] + dl.eye(3) * 4), dl.linalg.inv(f32(2, 3, 3) + dl.eye(3) * 4)),
@@ -372,13 +372,13 @@ SAMPLES.update({
     "erfc": lambda: (dl.erfc(XT), dl.erfc(CL), dl.erfc(INT)),
 })
 
-# dl.linalg.cholesky (ops/cholesky_factor.py): a symmetric positive-definite input.
+# dl.linalg.cholesky (ops/linalg/cholesky_factor.py): a symmetric positive-definite input.
 SAMPLES.update({
     "linalg_cholesky": lambda: (dl.linalg.cholesky(XT[:3, :3] @ XT[:3, :3].mT + dl.eye(3) * 4),
                                 dl.linalg.cholesky(f32(2, 3, 3) @ f32(2, 3, 3).mT + dl.eye(3) * 4, upper=True)),
 })
 
-# The group-1 porting ops (ops/port_pointwise.py, gamma_functions.py, port_reductions.py).
+# The group-1 porting ops (ops/pointwise/float_functions.py, gamma_functions.py, port_reductions.py).
 SAMPLES.update({
     "logaddexp": lambda: (dl.logaddexp(XT, XT.abs()), dl.logaddexp(CL, f32(5)), dl.logaddexp(INT, XT.T)),
     "logaddexp2": lambda: (dl.logaddexp2(XT, XT.abs()), dl.logaddexp2(CL, CL)),
@@ -406,7 +406,7 @@ SAMPLES.update({
     "nextafter_": lambda: fresh(XT).nextafter_(fresh(XT) * 2),
 })
 
-# The matrix decompositions (ops/matrix_decompositions.py).
+# The matrix decompositions (ops/linalg/matrix_decompositions.py).
 SAMPLES.update({
     "linalg_svd": lambda: (dl.linalg.svd(XT[:3, :4]), dl.linalg.svd(f32(2, 4, 3), full_matrices=False)),
     "linalg_eigh": lambda: (dl.linalg.eigh(XT[:3, :3] + XT[:3, :3].T), dl.linalg.eigvalsh(f32(2, 3, 3), UPLO="U")),
@@ -415,7 +415,7 @@ SAMPLES.update({
     "linalg_det": lambda: (dl.linalg.det(XT[:3, :3]), dl.det(f32(2, 3, 3))),
 })
 
-# The group-2 porting ops (ops/port_shapes.py).
+# The group-2 porting ops (ops/shape/splits.py).
 SAMPLES.update({
     "diagonal": lambda: (dl.diagonal(XT), dl.diagonal(CL, 1, 3, 1), XT.diagonal(-1), dl.diagonal(INT, 9)),
     "triangle_indices": lambda: (dl.tril_indices(4, 3), dl.triu_indices(3, 5, -1), dl.tril_indices(0, 3)),
@@ -429,7 +429,7 @@ SAMPLES.update({
     "fft_c2r": lambda: (dl.fft.irfft(dl.fft.rfft(XT)), dl.fft.irfft2(dl.fft.rfft2(CL), s=(4, 5))),
 })
 
-# The group-3 porting ops (ops/port_linalg.py).
+# The group-3 porting ops (ops/linalg/products.py).
 SAMPLES.update({
     "matrix_exp": lambda: (dl.matrix_exp(XT[:3, :3]), dl.matrix_exp(f32(2, 4, 4) * 3), dl.linalg.matrix_exp(f32(1, 1))),
 })

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dynamo_lite as dl
-from dynamo_lite.ops.shape_ops import one_hot
+from dynamo_lite.ops.shape.shape_ops import one_hot
 from dynamo_lite.tensor.dtype import result_type
 from dynamo_lite.tensor.tensor import from_array
 

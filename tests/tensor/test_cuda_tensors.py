@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import dynamo_lite as dl
-from dynamo_lite.ops import meta_rules
+from dynamo_lite.ops.core import meta_rules
 from dynamo_lite.tensor.meta import TensorMeta
 from dynamo_lite.tensor.storage import Storage
 from dynamo_lite.tensor.tensor import Tensor

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dynamo_lite as dl
-from dynamo_lite.ops.registry import REGISTRY
+from dynamo_lite.ops.core.registry import REGISTRY
 
 
 @pytest.mark.parametrize(

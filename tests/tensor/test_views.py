@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dynamo_lite as dl
-from dynamo_lite.ops.registry import REGISTRY
+from dynamo_lite.ops.core.registry import REGISTRY
 from dynamo_lite.tensor import views as rules
 from dynamo_lite.tensor.meta import TensorMeta
 
@@ -248,7 +248,7 @@ def test_view_ops_are_registered_with_rules():
 )
 def test_meta_equals_eager(call):
     """The translator's meta rules must describe exactly what eager produces."""
-    from dynamo_lite.ops.dispatch import TRACING
+    from dynamo_lite.ops.core.dispatch import TRACING
 
     x = dl.arange(12.0).view(3, 4)
     eager = call(x)

@@ -14,7 +14,7 @@ from dynamo_lite import nn
 from dynamo_lite.frames.aot.functionalize import functionalize
 from dynamo_lite.graph import GraphModule
 from dynamo_lite.graph.graph import Graph
-from dynamo_lite.ops.registry import REGISTRY
+from dynamo_lite.ops.core.registry import REGISTRY
 from dynamo_lite.tensor.meta import TensorMeta
 from dynamo_lite.frames.translate import autograd_graphs
 from tests.training.train_step_harness import make_train_step, mse

@@ -1,7 +1,7 @@
 """Building blocks of the derivative formulas, written with registry ops only."""
 from __future__ import annotations
 
-from ...ops.registry import REGISTRY
+from ...ops.core.registry import REGISTRY
 from ...tensor.dtype import int64
 from ...tensor.meta import TensorMeta
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ops.embedding_bags import MODES
+from ...ops.nn.embedding_bags import MODES
 from ...tensor.interop import from_numpy
 from .helpers import OPS, zeros_of
 from .table import decomposition, derivative

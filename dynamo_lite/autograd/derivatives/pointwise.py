@@ -1,10 +1,12 @@
-"""Derivatives of pointwise ops (unary, binary, where/clamp/masked_fill)."""
+"""Derivatives of pointwise ops (unary, binary, where/clamp/masked_fill, logaddexp, copysign,
+fmax/fmin, frexp, the gamma family, erfc)."""
 from __future__ import annotations
 
 import math
 
 from .helpers import OPS, conj, is_tensor, is_value, zeros_grad, zeros_of
 from .table import derivative
+from .table import NOT_DIFFERENTIABLE
 
 
 def one_minus(x):
@@ -292,3 +294,89 @@ def addcmul_backward(grad, input, tensor1, tensor2, value=1):
 def addcdiv_backward(grad, input, tensor1, tensor2, value=1):
     scaled = OPS["div"](grad if value == 1 else OPS["mul"](grad, conj(value)), conj(tensor2))
     return grad, scaled, OPS["neg"](OPS["div"](OPS["mul"](scaled, conj(tensor1)), conj(tensor2)))
+
+
+NOT_DIFFERENTIABLE.update({
+    name: "integer or boolean outputs, or piecewise constant with no derivative in torch"
+    for name in ("heaviside", "heaviside_", "nextafter", "nextafter_", "signbit", "histc", "isin")
+})
+
+
+def _where_grad(condition, grad):
+    return OPS["where"](condition, grad, 0.0)
+
+
+@derivative("logaddexp", saves=("input", "other"))
+def logaddexp_backward(grad, input, other):
+    return (OPS["mul"](grad, OPS["sigmoid"](OPS["sub"](input, other))),
+            OPS["mul"](grad, OPS["sigmoid"](OPS["sub"](other, input))))
+
+
+@derivative("logaddexp2", saves=("input", "other"))
+def logaddexp2_backward(grad, input, other):
+    difference = OPS["mul"](OPS["sub"](input, other), math.log(2))
+    return (OPS["mul"](grad, OPS["sigmoid"](difference)), OPS["mul"](grad, OPS["sigmoid"](OPS["neg"](difference))))
+
+
+@derivative("copysign", saves=("input", "result"))
+def copysign_backward(grad, input, other, result):
+    # d|x| sign(y) / dx = result / x away from 0 (0 there, as torch); no gradient flows to the sign.
+    zero = OPS["eq"](input, 0)
+    ratio = OPS["div"](result, OPS["where"](zero, 1.0, input))
+    grad_input = _where_grad(OPS["logical_not"](zero), OPS["mul"](grad, ratio))
+    return grad_input, (zeros_of(other) if is_tensor(other) else None)
+
+
+def _extremum_masks(input, other, keeps_input):
+    chosen = OPS["logical_or"](keeps_input(input, other), OPS["isnan"](other))
+    return chosen, OPS["logical_not"](chosen)
+
+
+@derivative("fmax", saves=("input", "other"))
+def fmax_backward(grad, input, other):
+    first, second = _extremum_masks(input, other, OPS["ge"])
+    return _where_grad(first, grad), _where_grad(second, grad)
+
+
+@derivative("fmin", saves=("input", "other"))
+def fmin_backward(grad, input, other):
+    first, second = _extremum_masks(input, other, OPS["le"])
+    return _where_grad(first, grad), _where_grad(second, grad)
+
+
+@derivative("frexp", saves=("result",))
+def frexp_backward(grads, input, result):
+    return OPS["div"](grads[0], OPS["pow"](2.0, result[1]))
+
+
+@derivative("lgamma", saves=("input",))
+def lgamma_backward(grad, input):
+    return OPS["mul"](grad, OPS["digamma"](input))
+
+
+@derivative("digamma", saves=("input",))
+def digamma_backward(grad, input):
+    return OPS["mul"](grad, OPS["polygamma"](1, input))
+
+
+@derivative("polygamma", saves=("input",))
+def polygamma_backward(grad, n, input):
+    return None, OPS["mul"](grad, OPS["polygamma"](n + 1, input))
+
+
+@derivative("i0", saves=("input",))
+def i0_backward(grad, input):
+    return OPS["mul"](grad, OPS["i1"](input))
+
+
+@derivative("i1", saves=("input", "result"))
+def i1_backward(grad, input, result):
+    # I1' = I0 - I1 / x, which tends to 1/2 at 0.
+    zero = OPS["eq"](input, 0)
+    slope = OPS["sub"](OPS["i0"](input), OPS["div"](result, OPS["where"](zero, 1.0, input)))
+    return OPS["mul"](grad, OPS["where"](zero, 0.5, slope))
+
+
+@derivative("erfc", saves=("input",))
+def erfc_backward(grad, input):
+    return OPS["mul"](grad, OPS["mul"](OPS["exp"](OPS["neg"](OPS["mul"](input, input))), -2 / math.sqrt(math.pi)))

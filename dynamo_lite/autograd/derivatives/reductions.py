@@ -1,4 +1,5 @@
-"""Derivatives of reductions, scans and softmax-like normalizations."""
+"""Derivatives of reductions, scans (cumsum, cummax/cummin, logcumsumexp), softmax-like normalizations
+and kthvalue."""
 from __future__ import annotations
 
 from ..grad_mode import GRAD_MODE
@@ -158,3 +159,33 @@ def prod_backward(grad, input, dim=None, keepdim=False, dtype=None):
     if len(dims) != 1:
         others = others.reshape(input._sizes)
     return OPS["mul"](expand_reduced(grad, input, dim, keepdim), others)
+
+
+@derivative("cummax", "cummin", saves=("result",))
+def cumulative_extremum_backward(grads, input, dim, result):
+    grad, indices = grads[0], result[1]
+    if not input._sizes:
+        return grad
+    return scatter_add(input._sizes, dim, indices, grad, grad)
+
+
+@derivative("logcumsumexp", saves=("input", "result"))
+def logcumsumexp_backward(grad, input, dim, result):
+    # d out_i / d x_j = exp(x_j - out_i) for j <= i: a reversed cumulative sum of grad * exp(-out),
+    # scaled by exp(x); the largest output along dim is factored out so the exponentials stay finite.
+    if not input._sizes:
+        return grad
+    peak = OPS["amax"](result, dim=(dim,), keepdim=True)
+    weighted = OPS["mul"](grad, OPS["exp"](OPS["sub"](peak, result)))
+    reversed_sums = OPS["flip"](OPS["cumsum"](OPS["flip"](weighted, (dim,)), dim), (dim,))
+    return OPS["mul"](reversed_sums, OPS["exp"](OPS["sub"](input, peak)))
+
+
+@derivative("kthvalue", saves=("result",))
+def kthvalue_backward(grads, input, k, dim=-1, keepdim=False, nan_rule=None, result=None):
+    grad, indices = grads[0], result[1]
+    if not input.ndim:
+        return grad
+    if not keepdim:
+        grad, indices = OPS["unsqueeze"](grad, dim), OPS["unsqueeze"](indices, dim)
+    return scatter_add(input._sizes, dim, indices, grad, grad)

@@ -1,9 +1,10 @@
-"""Derivatives of views, copies, joins and indexing (gather/index/index_put_/embedding)."""
+"""Derivatives of views, copies, joins, diagonal and indexing (gather/index/index_put_/embedding)."""
 from __future__ import annotations
 
 from ...tensor.dtype import int64
 from .helpers import OPS, arange, embed, is_tensor, scatter_add, zeros_of
 from .table import derivative
+from .table import NOT_DIFFERENTIABLE
 
 
 # -- views: the gradient is the output gradient put back into the input's geometry ------------
@@ -222,3 +223,14 @@ def repeat_interleave_backward(grad, input, repeats, dim=None, output_size=None)
     summed = OPS["index_put_"](OPS["zeros"](size=sizes, dtype=grad._dtype, device=grad._device), keys, grad,
                                accumulate=True)
     return summed.reshape(tuple(input._sizes)), None
+
+
+@derivative("diagonal")
+def diagonal_backward(grad, input, offset=0, dim1=0, dim2=1):
+    return embed(grad, input, lambda zeros: OPS["diagonal"](zeros, offset, dim1, dim2))
+
+
+NOT_DIFFERENTIABLE.update({
+    name: "factories: the output does not depend on any input's values"
+    for name in ("triangle_indices", "combination_indices")
+})

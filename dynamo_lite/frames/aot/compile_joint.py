@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ...backends.registry import compile_graph
 from ...graph import GraphModule
-from ...ops.registry import REGISTRY
+from ...ops.core.registry import REGISTRY
 from ...tensor.meta import TensorMeta
 from ...tensor.symint import hint_of
 from ...tensor.tensor import Tensor

@@ -24,7 +24,7 @@ from ...autograd.engine import grad as autograd_grad
 from ...autograd.grad_mode import GRAD_MODE
 from ...autograd.node import FREED_MESSAGE, Node, gradient_edge
 from ...autograd.recording import history, set_history
-from ...ops.registry import REGISTRY
+from ...ops.core.registry import REGISTRY
 from ...tensor.meta import TensorMeta
 from ...tensor.tensor import Tensor
 from .joint import requires_grad_flags

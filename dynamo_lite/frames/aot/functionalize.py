@@ -24,7 +24,7 @@ import operator
 
 from ...graph.graph import Graph
 from ...graph.node import map_arg
-from ...ops.registry import REGISTRY, Op
+from ...ops.core.registry import REGISTRY, Op
 from ...tensor.meta import TensorMeta
 from ...tensor.symint import same_values
 from ...tensor.tensor import Tensor

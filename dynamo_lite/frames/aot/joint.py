@@ -32,8 +32,8 @@ from ...autograd.op_node import pick_gradient, reduce_to
 from ...autograd.recording import is_saved, tensor_slots
 from ...graph.graph import Graph
 from ...graph.node import Node
-from ...ops.dispatch import TRACING
-from ...ops.registry import REGISTRY, Op
+from ...ops.core.dispatch import TRACING
+from ...ops.core.registry import REGISTRY, Op
 from ...tensor.meta import TensorMeta
 from ...tensor.symint import SIZE_FUNCTIONS, SymInt
 from ...tensor.tensor import Tensor
@@ -124,7 +124,7 @@ class JointTracer:
 
     # -- recording ------------------------------------------------------------------
     def record(self, op, args, kwargs):
-        """Called by ops/dispatch.py for every op while tracing: add a node, return proxies."""
+        """Called by ops/core/dispatch.py for every op while tracing: add a node, return proxies."""
         tensors = _tensors((args, kwargs))
         differentiable = any(t.node in self.requires_grad for t in tensors if isinstance(t, ProxyTensor))
         if "inplace" in op.tags and (args[0].node in self.requires_grad or self.recording and differentiable):

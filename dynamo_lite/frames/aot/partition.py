@@ -22,7 +22,7 @@ import operator
 from dataclasses import dataclass
 
 from ...graph.graph import Graph
-from ...ops.registry import Op
+from ...ops.core.registry import Op
 from ...tensor.symint import SIZE_FUNCTIONS
 from ..errors import Unsupported
 

@@ -48,7 +48,7 @@ import builtins
 import re
 
 from ...nn.hooks import HOOK_TABLES
-from ...nn.layers.container import ModuleDict, ModuleList, Sequential, _ListLike
+from ...nn.modules.container import ModuleDict, ModuleList, Sequential, _ListLike
 from ...nn.module import Module
 from ...nn.versioning import REBINDS
 from ...optim.optimizer import Optimizer

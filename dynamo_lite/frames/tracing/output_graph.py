@@ -6,7 +6,7 @@ import operator
 import re
 
 from ...graph import Graph
-from ...ops.dispatch import TRACING
+from ...ops.core.dispatch import TRACING
 from ...tensor.meta import TensorMeta
 from ...tensor.shape_env import ShapeEnv
 from ...tensor.sym_expr import Expr
@@ -186,7 +186,7 @@ class OutputGraph:
     # -- recording ops ------------------------------------------------------------------
     @contextlib.contextmanager
     def tracing(self, description: str):
-        """Run library code with every op recorded here (see ops/dispatch.py NOTE)."""
+        """Run library code with every op recorded here (see ops/core/dispatch.py NOTE)."""
         previous = TRACING.tracer
         TRACING.tracer = self
         try:
@@ -205,7 +205,7 @@ class OutputGraph:
             TRACING.tracer = previous
 
     def record(self, op, args, kwargs):
-        """Called by ops/dispatch.py for every op while tracing: add a node, return proxies."""
+        """Called by ops/core/dispatch.py for every op while tracing: add a node, return proxies."""
         node_args = self._to_nodes(args)
         node_kwargs = self._to_nodes(kwargs)
         meta = op.meta(*to_metas(args), **to_metas(kwargs))

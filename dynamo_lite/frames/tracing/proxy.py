@@ -17,7 +17,7 @@ class ProxyTensor(Tensor):
     """A Tensor with geometry but no storage; ops on it are recorded, not run.
 
     Library code (tensor methods, ``dl.*``, ``nn.functional``) runs unchanged on proxies
-    (see NOTE: [tracing through library code] in ops/dispatch.py). Anything that needs
+    (see NOTE: [tracing through library code] in ops/core/dispatch.py). Anything that needs
     the data (``item()``, ``bool()``, ``numpy()``) reaches ``_array`` and raises
     ``Unsupported``, which the translator turns into a graph break or a fallback.
     """

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 from ...graph import GraphModule
-from ...ops.autocast_state import AUTOCAST
+from ...ops.autocast.state import AUTOCAST
 from ...tensor.device import DEFAULT as DEFAULT_DEVICE
 from ...tensor.dtype import DEFAULT as DEFAULT_DTYPE
 from . import debug
@@ -65,7 +65,7 @@ DEFAULT_DEVICE_SOURCE = AttrSource(ConstSource(DEFAULT_DEVICE, "dynamo_lite.tens
 
 
 #: ... and which ops autocast casts (NOTE: [autocast in compiled code] in amp/autocast_mode.py).
-AUTOCAST_SOURCE = AttrSource(ConstSource(AUTOCAST, "dynamo_lite.ops.autocast_state.AUTOCAST"), "key",
+AUTOCAST_SOURCE = AttrSource(ConstSource(AUTOCAST, "dynamo_lite.ops.autocast.state.AUTOCAST"), "key",
                              "the dl.autocast state")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from ...ops.registry import Op
+from ...ops.core.registry import Op
 from ...tensor.meta import TensorMeta
 from ..node import Node
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from ..ops import api as ops
-from ..tensor.dtype import bool_
+from ...ops.core import api as ops
+from ...tensor.dtype import bool_
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 

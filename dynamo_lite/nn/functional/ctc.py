@@ -8,7 +8,9 @@ log-sum-exp and its gradient finite; a loss that large means "no path" and becom
 """
 from __future__ import annotations
 
-import dynamo_lite as dl
+from ...ops.core import api as ops
+from ...tensor.tensor import Tensor
+from ...tensor.dtype import int64
 
 __all__ = ["ctc_loss"]
 
@@ -17,7 +19,7 @@ REDUCTIONS = ("none", "mean", "sum")
 
 
 def _lengths(values) -> list:
-    values = values.tolist() if isinstance(values, dl.Tensor) else list(values)
+    values = values.tolist() if isinstance(values, Tensor) else list(values)
     return [int(v) for v in values]
 
 
@@ -32,8 +34,8 @@ def _targets_per_row(targets, target_lengths: list) -> list:
 
 def _log_add3(a, b, c):
     """``log(exp(a) + exp(b) + exp(c))`` elementwise."""
-    top = dl.maximum(dl.maximum(a, b), c)
-    return top + dl.log(dl.exp(a - top) + dl.exp(b - top) + dl.exp(c - top))
+    top = ops.maximum(ops.maximum(a, b), c)
+    return top + ops.log(ops.exp(a - top) + ops.exp(b - top) + ops.exp(c - top))
 
 
 def _path_losses(log_probs, labels: list, input_lengths: list, blank: int):
@@ -46,24 +48,24 @@ def _path_losses(log_probs, labels: list, input_lengths: list, blank: int):
         for i, label in enumerate(row):
             extended[b][2 * i + 1] = label
             skip_allowed[b][2 * i + 1] = i > 0 and row[i - 1] != label
-    index = dl.tensor(extended, dtype=dl.int64, device=log_probs.device)
-    skips = dl.tensor(skip_allowed, device=log_probs.device)
-    start = dl.tensor([[s < 2 for s in range(width)] for _ in range(batch)], device=log_probs.device)
-    no_path = dl.full((batch, width), _NO_PATH, dtype=log_probs.dtype, device=log_probs.device)
+    index = ops.tensor(extended, dtype=int64, device=log_probs.device)
+    skips = ops.tensor(skip_allowed, device=log_probs.device)
+    start = ops.tensor([[s < 2 for s in range(width)] for _ in range(batch)], device=log_probs.device)
+    no_path = ops.full((batch, width), _NO_PATH, dtype=log_probs.dtype, device=log_probs.device)
     pad1, pad2 = no_path[:, :1], no_path[:, :2]
-    alpha = dl.where(start, log_probs[0].gather(1, index), no_path)
+    alpha = ops.where(start, log_probs[0].gather(1, index), no_path)
     finals = [None] * batch
     ends = [2 * len(row) for row in labels]
     for t in range(max(input_lengths)):
         if t:
-            stay, step = alpha, dl.cat([pad1, alpha[:, :-1]], 1)
-            jump = dl.where(skips, dl.cat([pad2, alpha[:, :-2]], 1), no_path)
+            stay, step = alpha, ops.cat([pad1, alpha[:, :-1]], 1)
+            jump = ops.where(skips, ops.cat([pad2, alpha[:, :-2]], 1), no_path)
             alpha = _log_add3(stay, step, jump) + log_probs[t].gather(1, index)
         for b, length in enumerate(input_lengths):
             if length == t + 1:
                 last = alpha[b, ends[b]]
-                finals[b] = last if ends[b] == 0 else dl.logsumexp(alpha[b, ends[b] - 1:ends[b] + 1], 0)
-    return -dl.stack(finals)
+                finals[b] = last if ends[b] == 0 else ops.logsumexp(alpha[b, ends[b] - 1:ends[b] + 1], 0)
+    return -ops.stack(finals)
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, reduction: str = "mean",
@@ -98,11 +100,10 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, 
     labels = _targets_per_row(targets, target_lengths)
     losses = _path_losses(log_probs, labels, input_lengths, blank)
     impossible = losses > -_NO_PATH / 2
-    losses = dl.where(impossible, dl.full_like(losses, 0.0 if zero_infinity else float("inf")), losses)
+    losses = ops.where(impossible, ops.full_like(losses, 0.0 if zero_infinity else float("inf")), losses)
     if reduction == "none":
         return losses.squeeze(0) if unbatched else losses
     if reduction == "sum":
         return losses.sum()
-    divisors = dl.tensor([max(n, 1) for n in target_lengths], dtype=losses.dtype, device=losses.device)
+    divisors = ops.tensor([max(n, 1) for n in target_lengths], dtype=losses.dtype, device=losses.device)
     return (losses / divisors).mean()
-

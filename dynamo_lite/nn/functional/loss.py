@@ -1,4 +1,5 @@
-"""nn.functional losses: cross_entropy, nll_loss, mse_loss, l1_loss, binary_cross_entropy(_with_logits), kl_div, huber.
+"""nn.functional losses: cross_entropy, nll_loss, mse_loss, l1_loss, binary_cross_entropy(_with_logits),
+kl_div, huber, and the likelihood losses poisson_nll_loss and gaussian_nll_loss.
 
 Each is written with differentiable ``dl.*`` functions (so autograd differentiates them
 and the compiler traces them into one graph), in torch's order of operations.
@@ -7,13 +8,17 @@ from __future__ import annotations
 
 import warnings
 
-import dynamo_lite as dl
+from ...ops.core import api as ops
+from ...ops.autocast.policy import float32_function
+from ...ops.core.meta_rules import TYPE_NAMES
 
-from ..ops.autocast_policy import float32_function
-from ..ops.meta_rules import TYPE_NAMES
+import math
 
-__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "huber_loss", "kl_div",
-           "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss"]
+
+__all__ = [
+    "gaussian_nll_loss", "poisson_nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "cross_entropy", "huber_loss", "kl_div", "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss",
+]
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -137,7 +142,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     _check_batch(input, target)
     dim = _class_dim(input)
     keep = target != ignore_index
-    safe = dl.where(keep, target, 0)
+    safe = ops.where(keep, target, 0)
     picked = input.gather(dim, safe.unsqueeze(dim)).squeeze(dim)
     weights = _picked_weights(weight, safe, keep).to(input.dtype)
     loss = -(picked * weights)
@@ -193,7 +198,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     smooth = -(log_probs if weights is None else log_probs * weights).sum(dim)
     smooth = smooth.masked_fill(~keep, 0.0)
     if reduction == "mean":
-        safe = dl.where(keep, target, 0)
+        safe = ops.where(keep, target, 0)
         denominator = _picked_weights(weight, safe, keep).to(input.dtype).sum()
         smooth = smooth.sum() / denominator
     elif reduction == "sum":
@@ -271,9 +276,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
                       "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                       UserWarning, stacklevel=2)
     if log_target:
-        loss = dl.exp(target) * (target - input)
+        loss = ops.exp(target) * (target - input)
     else:  # target * log(target) is 0 where target is 0 (torch's xlogy), NaN where it is negative
-        loss = target * dl.log(dl.where(target == 0, dl.ones_like(target), target)) - target * input
+        loss = target * ops.log(ops.where(target == 0, ops.ones_like(target), target)) - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.dim() != 0 else loss.sum()
     return _reduce(loss, reduction)
@@ -294,7 +299,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     error = (input - target).abs()
     if beta == 0:
         return _reduce(error, reduction)
-    return _reduce(dl.where(error < beta, 0.5 * error * error / beta, error - 0.5 * beta), reduction)
+    return _reduce(ops.where(error < beta, 0.5 * error * error / beta, error - 0.5 * beta), reduction)
 
 
 @float32_function  # in float32 under dl.autocast, as torch
@@ -311,5 +316,70 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _warn_broadcast(input, target)
     error = (input - target).abs()
-    loss = dl.where(error < delta, 0.5 * error * error, delta * (error - 0.5 * delta))
+    loss = ops.where(error < delta, 0.5 * error * error, delta * (error - 0.5 * delta))
     return _reduce(loss if weight is None else loss * weight, reduction)
+
+
+def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, size_average=None,
+                     eps: float = 1e-8, reduce=None, reduction: str = "mean"):
+    """Poisson negative log-likelihood of ``target`` given the rate ``input`` (or its log with ``log_input``).
+
+    Args:
+        log_input: ``input`` is the log-rate: the loss is ``exp(input) - target * input``;
+            else ``input - target * log(input + eps)``.
+        full: add Stirling's approximation of ``log(target!)`` (where ``target > 1``).
+
+    Example:
+        >>> F.poisson_nll_loss(dl.zeros(2), dl.ones(2)).item()
+        1.0
+    """
+    reduction = _checked_reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = ops.exp(input) - target * input
+    else:
+        loss = input - target * ops.log(input + eps)
+    if full:
+        stirling = target * ops.log(target) - target + 0.5 * ops.log(2 * math.pi * target)
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce(loss, reduction)
+
+
+def _broadcastable_variance(input, var):
+    """``var`` shaped to broadcast against ``input`` (one variance per row is allowed), or ValueError."""
+    if tuple(var.shape) == tuple(input.shape):
+        return var
+    if tuple(input.shape[:-1]) == tuple(var.shape):
+        return var.unsqueeze(-1)
+    if input.dim() == var.dim() and sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1:
+        return var
+    raise ValueError("var is of incorrect size")
+
+
+def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
+    """Gaussian negative log-likelihood ``0.5 * (log(var) + (input - target) ** 2 / var)`` (+ a constant when ``full``).
+
+    Args:
+        input: the expectations.
+        target: the samples.
+        var: the variances: ``input``'s shape, one per row (``input``'s shape without the
+            last dim, or with it 1), or a float for all. Values below ``eps`` count as
+            ``eps`` (the gradient still reaches ``var``).
+
+    Example:
+        >>> F.gaussian_nll_loss(dl.zeros(2), dl.zeros(2), dl.ones(2)).item()
+        0.0
+    """
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * ops.ones_like(input)
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = _broadcastable_variance(input, var)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = var + (var.clamp_min(eps) - var).detach()  # clamped values, the identity's gradient
+    loss = 0.5 * (ops.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)

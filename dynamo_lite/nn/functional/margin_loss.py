@@ -7,14 +7,16 @@ are checked first, with torch's exception types and messages.
 """
 from __future__ import annotations
 
-import dynamo_lite as dl
+from ...ops.core import api as ops
+from ...tensor.dtype import int64
+from .activation import logsigmoid
+from .loss import _checked_reduction, _reduce
+from .distance import pairwise_distance
 
-from .functional_activation import logsigmoid
-from .functional_loss import _checked_reduction, _reduce
-from .functional_norm import pairwise_distance
-
-__all__ = ["cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "multi_margin_loss",
-           "multilabel_margin_loss", "multilabel_soft_margin_loss", "soft_margin_loss", "triplet_margin_loss"]
+__all__ = [
+    "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "multilabel_soft_margin_loss", "soft_margin_loss", "triplet_margin_loss",
+]
 
 #: Added to the squared norms of cosine_embedding_loss (a zero vector has cosine 0, not NaN).
 COSINE_EPSILON = 1e-12
@@ -44,9 +46,9 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
         0.5
     """
     reduction = _checked_reduction(size_average, reduce, reduction)
-    zeros = dl.zeros_like(input)
-    margin_term = dl.where(target != 1, (margin - input).clamp_min(0), zeros)
-    return _reduce(margin_term + dl.where(target != -1, input, zeros), reduction)
+    zeros = ops.zeros_like(input)
+    margin_term = ops.where(target != 1, (margin - input).clamp_min(0), zeros)
+    return _reduce(margin_term + ops.where(target != -1, input, zeros), reduction)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean"):
@@ -57,7 +59,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: s
         0.6931
     """
     reduction = _checked_reduction(size_average, reduce, reduction)
-    return _reduce(dl.log1p(dl.exp(-input * target)), reduction)
+    return _reduce(ops.log1p(ops.exp(-input * target)), reduction)
 
 
 def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_average=None, reduce=None,
@@ -81,8 +83,8 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
     dot = (input1 * input2).sum(dim)
     norms = ((input1 * input1).sum(dim) + COSINE_EPSILON) * ((input2 * input2).sum(dim) + COSINE_EPSILON)
     cos = dot / norms.sqrt()
-    zeros = dl.zeros_like(cos)
-    loss = dl.where(target == 1, 1 - cos, zeros) + dl.where(target == -1, (cos - margin).clamp_min(0), zeros)
+    zeros = ops.zeros_like(cos)
+    loss = ops.where(target == 1, 1 - cos, zeros) + ops.where(target == -1, (cos - margin).clamp_min(0), zeros)
     return _reduce(loss, reduction)
 
 
@@ -107,7 +109,7 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     to_positive = pairwise_distance(anchor, positive, p, eps)
     to_negative = pairwise_distance(anchor, negative, p, eps)
     if swap:
-        to_negative = dl.minimum(to_negative, pairwise_distance(positive, negative, p, eps))
+        to_negative = ops.minimum(to_negative, pairwise_distance(positive, negative, p, eps))
     return _reduce((margin + to_positive - to_negative).clamp_min(0), reduction)
 
 
@@ -149,7 +151,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
         terms = terms * terms
     if weight is not None:
         terms = terms * weight.index_select(0, picked.reshape(-1)).reshape(samples, 1)
-    not_target = dl.arange(classes, device=input.device) != picked
+    not_target = ops.arange(classes, device=input.device) != picked
     loss = (terms * not_target).sum(1) / classes
     if reduction == "none":
         return loss if input.dim() == 2 or target.dim() else loss.reshape(())
@@ -177,9 +179,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: {list(input.shape)}")
     scores = input.reshape(-1, classes)
     labels = target.reshape(-1, classes)
-    listed = (labels == -1).to(dl.int64).cumsum(1) == 0  # positions before the first -1
-    safe = dl.where(listed, labels, 0)
-    is_target = ((safe.unsqueeze(2) == dl.arange(classes, device=input.device)) & listed.unsqueeze(2)).any(1)
+    listed = (labels == -1).to(int64).cumsum(1) == 0  # positions before the first -1
+    safe = ops.where(listed, labels, 0)
+    is_target = ((safe.unsqueeze(2) == ops.arange(classes, device=input.device)) & listed.unsqueeze(2)).any(1)
     target_scores = scores.gather(1, safe)
     hinge = (1 - target_scores.unsqueeze(2) + scores.unsqueeze(1)).clamp_min(0)
     pairs = listed.unsqueeze(2) & ~is_target.unsqueeze(1)

@@ -1,4 +1,5 @@
-"""F.pad's index-based modes: reflect, replicate and circular padding as a gather of each padded dim.
+"""nn.functional padding: F.pad (constant mode on constant_pad_nd; reflect, replicate and circular as a
+gather of each padded dim).
 
 NOTE: [padding as index_select] Every non-constant mode maps an output position ``i`` in
 ``[-left, size + right)`` to a source position in ``[0, size)``: reflect folds at the
@@ -9,9 +10,10 @@ padding wraps around the cropped dim).
 """
 from __future__ import annotations
 
-from ..ops import api as ops
+from ...ops.core import api as ops
 
-__all__: list = []
+
+__all__ = ["pad"]
 
 #: mode -> the source position of each output position ``i`` (a tensor) in a dim of ``size`` elements.
 SOURCE_POSITIONS = {
@@ -68,3 +70,16 @@ def pad_by_index(input, pad, mode: str):
         positions = ops.arange(-left, size + right, device=input.device)
         input = input.index_select(dim, rule(positions, size))
     return input
+
+
+def pad(input, pad, mode: str = "constant", value=None):
+    """Pad trailing dims: ``pad = (left_last, right_last, left_2nd_last, ...)``; ``mode`` is
+    ``"constant"`` (with ``value``), ``"reflect"``, ``"replicate"`` or ``"circular"``.
+
+    Example:
+        >>> F.pad(dl.ones(1, 2), (1, 1)).tolist()
+        [[0.0, 1.0, 1.0, 0.0]]
+    """
+    if mode != "constant":
+        return pad_by_index(input, pad, mode)
+    return ops.constant_pad_nd(input, pad, 0 if value is None else value)

@@ -1,4 +1,5 @@
-"""nn.functional 1-d pooling, power-average pooling and max-unpooling, on the 2-d pooling ops.
+"""nn.functional pooling: max/avg over 1-d and 2-d windows, adaptive pooling, power-average (lp)
+pooling and max-unpooling.
 
 NOTE: [1-d pooling over a unit dim] A 1-d pool of ``(N, C, L)`` is the 2-d pool of
 ``(N, C, 1, L)`` with a ``(1, k)`` window: the same windows, the same arithmetic and, for
@@ -7,10 +8,14 @@ the results are exact, and the compiler and backends need nothing new.
 """
 from __future__ import annotations
 
-from ..ops import api as ops
+from ...ops.core import api as ops
 
-__all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "lp_pool1d", "lp_pool2d", "max_pool1d",
-           "max_unpool1d", "max_unpool2d"]
+
+__all__ = [
+    "avg_pool2d", "max_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d", "adaptive_avg_pool1d",
+    "adaptive_max_pool1d", "avg_pool1d", "lp_pool1d", "lp_pool2d", "max_pool1d", "max_unpool1d",
+    "max_unpool2d",
+]
 
 
 def _single(value, name: str) -> int:
@@ -194,3 +199,52 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     (length,) = _unpool_size(input, kernel, step, (_single(padding, "padding"),), output_size)
     return max_unpool2d(input.unsqueeze(-2), indices.unsqueeze(-2), (1, kernel[0]), (1, step[0]), 0,
                         (1, length)).squeeze(-2)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False,
+               return_indices: bool = False):
+    """Max over sliding windows of each channel plane (``stride`` defaults to ``kernel_size``).
+
+    Args:
+        input: ``(N, C, H, W)`` or ``(C, H, W)``; channels_last inputs give channels_last outputs.
+        kernel_size: int or pair.
+        padding, dilation: int or pair (padding counts as -inf).
+        ceil_mode: ceil instead of floor for the output size.
+        return_indices: also return the flat argmax index within each plane.
+
+    Example:
+        >>> F.max_pool2d(dl.randn(1, 1, 4, 4), 2).shape
+        dl.Size([1, 1, 2, 2])
+    """
+    return ops.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override=None):
+    """Mean over sliding windows of each channel plane (``stride`` defaults to ``kernel_size``).
+
+    Example:
+        >>> F.avg_pool2d(dl.ones(1, 1, 4, 4), 2).shape
+        dl.Size([1, 1, 2, 2])
+    """
+    return ops.avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average-pool to ``output_size`` (int or pair; None keeps that dim) with adaptive windows.
+
+    Example:
+        >>> F.adaptive_avg_pool2d(dl.randn(2, 3, 7, 5), (1, 1)).shape
+        dl.Size([2, 3, 1, 1])
+    """
+    return ops.adaptive_avg_pool2d(input, output_size)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices: bool = False):
+    """Max-pool to ``output_size`` with adaptive windows (and the flat argmax per plane).
+
+    Example:
+        >>> F.adaptive_max_pool2d(dl.randn(1, 3, 8, 8), 2).shape
+        dl.Size([1, 3, 2, 2])
+    """
+    return ops.adaptive_max_pool2d(input, output_size, return_indices)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ...ops import api as ops
-from ..functional_attention import batch_first_attention
+from ...ops.core import api as ops
+from ..functional.attention import batch_first_attention
 from .. import init
 from ..module import Module
 from ..parameter import Parameter

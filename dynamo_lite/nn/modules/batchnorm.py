@@ -1,12 +1,15 @@
-"""Batch and instance normalization layers with running statistics: BatchNorm1d/2d, InstanceNorm1d/2d."""
+"""Batch and instance normalization layers with running statistics: BatchNorm1d/2d/3d, InstanceNorm1d/2d."""
 from __future__ import annotations
 
-from ...ops import api as ops
+from ...ops.core import api as ops
 from ...tensor.dtype import int64
 from .. import functional as F
 from .. import init
 from ..module import Module
 from .normalization import add_affine
+
+
+__all__ = ["BatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -142,3 +145,16 @@ class InstanceNorm2d(_InstanceNorm):
     """
 
     _batched_rank = 4
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization over ``(N, C, D, H, W)`` inputs, per channel (see BatchNorm1d).
+
+    Example:
+        >>> dl.nn.BatchNorm3d(3)(dl.randn(2, 3, 2, 2, 2)).shape
+        dl.Size([2, 3, 2, 2, 2])
+    """
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

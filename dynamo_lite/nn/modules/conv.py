@@ -1,16 +1,18 @@
-"""Convolution layers: Conv2d (NCHW; channels_last inputs work too), Conv1d and ConvTranspose2d."""
+"""Convolution layers: Conv1d, Conv2d (NCHW; channels_last inputs work too), ConvTranspose1d/2d."""
 from __future__ import annotations
 
 import math
 
-import dynamo_lite as dl
+from ...ops.core import api as ops
 from ...tensor.layout import Size
-
 from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
 from ..utils import pair
+
+
+__all__ = ["ConvTranspose1d"]
 
 _PADDING_STRINGS = ("same", "valid")
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -82,9 +84,9 @@ class Conv2d(Module):
         self.groups = groups
         self.padding_mode = padding_mode
         shape = (out_channels, in_channels // groups) + self.kernel_size
-        self.weight = Parameter(dl.empty(shape, device=device, dtype=dtype))
+        self.weight = Parameter(ops.empty(shape, device=device, dtype=dtype))
         if bias:
-            self.bias = Parameter(dl.empty((out_channels,), device=device, dtype=dtype))
+            self.bias = Parameter(ops.empty((out_channels,), device=device, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -115,9 +117,9 @@ def _single(value) -> tuple:
 
 
 def _parameters(module, weight_shape, out_channels, bias, device, dtype) -> None:
-    module.weight = Parameter(dl.empty(weight_shape, device=device, dtype=dtype))
+    module.weight = Parameter(ops.empty(weight_shape, device=device, dtype=dtype))
     if bias:
-        module.bias = Parameter(dl.empty((out_channels,), device=device, dtype=dtype))
+        module.bias = Parameter(ops.empty((out_channels,), device=device, dtype=dtype))
     else:
         module.register_parameter("bias", None)
     reset_conv_parameters(module)
@@ -208,6 +210,47 @@ class ConvTranspose2d(Module):
 
     def forward(self, input, output_size=None):
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)
+
+    def extra_repr(self) -> str:
+        return f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+
+
+def _single_as_given(value) -> tuple:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+class ConvTranspose1d(Module):
+    """Transposed 1-d convolution of ``(N, C_in, L)`` with a ``(in_channels, out_channels // groups, K)`` weight.
+
+    ``forward`` takes an optional ``output_size`` that picks the ``output_padding`` giving that length.
+
+    Example:
+        >>> dl.nn.ConvTranspose1d(8, 4, 2, stride=2)(dl.randn(1, 8, 5)).shape
+        dl.Size([1, 4, 10])
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros", device=None,
+                 dtype=None):
+        super().__init__()
+        init_transposed(self, _single_as_given, in_channels, out_channels, kernel_size, stride, padding, output_padding,
+                        groups, bias, dilation, padding_mode, device, dtype)
+
+    def _output_padding(self, input, output_size) -> tuple:
+        if output_size is None:
+            return self.output_padding
+        wanted = tuple(output_size)[-1]
+        smallest = ((input.shape[-1] - 1) * self.stride[0] - 2 * self.padding[0]
+                    + self.dilation[0] * (self.kernel_size[0] - 1) + 1)
+        largest = smallest + self.stride[0] - 1
+        if not smallest <= wanted <= largest:
+            raise ValueError(f"requested an output size of {output_size}, but valid sizes range from {[smallest]} "
+                             f"to {[largest]} (for an input of {Size(input.shape[-1:])})")
+        return (wanted - smallest,)
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(input, output_size), self.groups, self.dilation)
 
     def extra_repr(self) -> str:

@@ -1,7 +1,7 @@
 """Distance layers: CosineSimilarity and PairwiseDistance."""
 from __future__ import annotations
 
-from .. import functional_norm
+from .. import functional as F
 from ..module import Module
 
 
@@ -18,7 +18,7 @@ class CosineSimilarity(Module):
         self.dim, self.eps = dim, eps
 
     def forward(self, x1, x2):
-        return functional_norm.cosine_similarity(x1, x2, self.dim, self.eps)
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
 class PairwiseDistance(Module):
@@ -34,4 +34,4 @@ class PairwiseDistance(Module):
         self.norm, self.eps, self.keepdim = p, eps, keepdim
 
     def forward(self, x1, x2):
-        return functional_norm.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

@@ -13,8 +13,10 @@ Example:
 """
 from __future__ import annotations
 
-import dynamo_lite as dl
-
+from ...ops.core import api as ops
+from ...tensor.tensor import Tensor
+from ...tensor.dtype import int64
+from ...autograd.grad_mode import no_grad
 from ..parameter import Parameter
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .conv import Conv1d, Conv2d
@@ -29,14 +31,14 @@ _UNINITIALIZED_MESSAGE = ("Can't access the shape of an uninitialized parameter 
 class UninitializedTensorMixin:
     """A placeholder tensor: ``materialize(shape)`` gives it storage and its concrete class."""
 
-    cls_to_become = dl.Tensor
+    cls_to_become = Tensor
 
     def materialize(self, shape, device=None, dtype=None) -> None:
         """Allocate (uninitialized) storage of ``shape`` and become ``cls_to_become``."""
         device = self.device if device is None else device
         dtype = self.dtype if dtype is None else dtype
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        self._set_data(dl.empty(shape, device=device, dtype=dtype))
+        self._set_data(ops.empty(shape, device=device, dtype=dtype))
         self.__class__ = self.cls_to_become
 
     @property
@@ -64,7 +66,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     cls_to_become = Parameter
 
     def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
-        return super().__new__(cls, dl.empty(0, device=device, dtype=dtype), requires_grad)
+        return super().__new__(cls, ops.empty(0, device=device, dtype=dtype), requires_grad)
 
     def __init__(self, *args, **kwargs):
         pass
@@ -75,17 +77,17 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     __hash__ = Parameter.__hash__
 
 
-class UninitializedBuffer(UninitializedTensorMixin, dl.Tensor):
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     """A buffer whose shape is not known yet."""
 
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None):
-        data = dl.empty(0, device=device, dtype=dtype)
+        data = ops.empty(0, device=device, dtype=dtype)
         return cls._make(data._storage, data._sizes, data._strides, data._offset, data._dtype)
 
     def __init__(self, *args, **kwargs):
         pass
 
-    __hash__ = dl.Tensor.__hash__
+    __hash__ = Tensor.__hash__
 
 
 def is_lazy(value) -> bool:
@@ -147,7 +149,7 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     def initialize_parameters(self, input, *args) -> None:
         if self.has_uninitialized_params():
-            with dl.no_grad():
+            with no_grad():
                 self.in_features = input.shape[-1]
                 self.weight.materialize((self.out_features, self.in_features))
                 if self.bias is not None:
@@ -181,7 +183,7 @@ class _LazyConvMixin(LazyModuleMixin):
         self.in_channels = input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
         if self.in_channels % self.groups != 0:
             raise ValueError("in_channels must be divisible by groups")
-        with dl.no_grad():
+        with no_grad():
             self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
             if self.bias is not None:
                 self.bias.materialize((self.out_channels,))
@@ -234,7 +236,7 @@ class _LazyNormMixin(LazyModuleMixin):
         if track_running_stats:
             self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
             self.running_var = UninitializedBuffer(device=device, dtype=dtype)
-            self.num_batches_tracked = dl.tensor(0, dtype=dl.int64, device=device)
+            self.num_batches_tracked = ops.tensor(0, dtype=int64, device=device)
         self._register_lazy_hook()
 
     def reset_parameters(self) -> None:
@@ -245,7 +247,7 @@ class _LazyNormMixin(LazyModuleMixin):
         if not self.has_uninitialized_params():
             return
         self.num_features = input.shape[1]
-        with dl.no_grad():
+        with no_grad():
             for name in ("weight", "bias", "running_mean", "running_var"):
                 value = getattr(self, name)
                 if value is not None:

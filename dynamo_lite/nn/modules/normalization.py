@@ -1,14 +1,16 @@
-"""LayerNorm, GroupNorm and RMSNorm: normalisation over trailing dims or channel groups."""
+"""LayerNorm, GroupNorm, RMSNorm and LocalResponseNorm: normalisation over trailing dims, channel
+groups or neighbouring channels."""
 from __future__ import annotations
 
 import numbers
 
-import dynamo_lite as dl
-
+from ...ops.core import api as ops
 from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+
+__all__ = ["LocalResponseNorm"]
 
 
 def _as_shape(normalized_shape) -> tuple:
@@ -23,7 +25,7 @@ def add_affine(module, shape: tuple, weight: bool, bias, device, dtype) -> None:
     learned is registered as None (``bias=None``: the module has no bias at all)."""
     parts = (("weight", weight, init.ones_),) + ((("bias", bias, init.zeros_),) if bias is not None else ())
     for name, learned, fill in parts:
-        value = Parameter(fill(dl.empty(shape, device=device, dtype=dtype))) if learned else None
+        value = Parameter(fill(ops.empty(shape, device=device, dtype=dtype))) if learned else None
         module.register_parameter(name, value)
 
 
@@ -122,3 +124,25 @@ class RMSNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class LocalResponseNorm(Module):
+    """Normalize each element by the squares of ``size`` neighbouring channels (see ``F.local_response_norm``).
+
+    Example:
+        >>> dl.nn.LocalResponseNorm(2)(dl.randn(1, 4, 3, 3)).shape
+        dl.Size([1, 4, 3, 3])
+    """
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

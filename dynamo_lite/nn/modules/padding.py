@@ -1,8 +1,14 @@
-"""Padding layers: ReflectionPad1d/2d, ReplicationPad1d/2d, CircularPad1d/2d, ConstantPad1d/2d (on ``F.pad``'s modes)."""
+"""Padding layers: ReflectionPad1d/2d, ReplicationPad1d/2d, CircularPad1d/2d, ConstantPad1d/2d, ZeroPad2d
+(on ``F.pad``'s modes)."""
 from __future__ import annotations
 
 from .. import functional as F
 from ..module import Module
+
+__all__ = [
+    "CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
+    "ReplicationPad1d", "ReplicationPad2d",
+]
 
 
 class _Pad(Module):
@@ -118,5 +124,22 @@ class ConstantPad2d(ConstantPad1d):
     dims = 2
 
 
-__all__ = ["CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
-           "ReplicationPad1d", "ReplicationPad2d"]
+class ZeroPad2d(Module):
+    """Pad the last two dims with zeros: an int, or ``(left, right, top, bottom)``.
+
+    Example:
+        >>> dl.nn.ZeroPad2d((1, 1, 2, 0))(dl.ones(1, 1, 3, 3)).shape
+        dl.Size([1, 1, 5, 5])
+    """
+
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = (padding,) * 4 if isinstance(padding, int) else tuple(padding)
+        if len(self.padding) != 4:
+            raise ValueError(f"ZeroPad2d expects an int or a 4-tuple of padding, got {padding!r}")
+
+    def forward(self, input):
+        return F.pad(input, self.padding, "constant", 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"

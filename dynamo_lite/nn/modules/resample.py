@@ -1,8 +1,12 @@
-"""Resizing layers: Upsample, PixelShuffle, PixelUnshuffle and ZeroPad2d."""
+"""Resizing and shuffling layers: Upsample, UpsamplingNearest2d/Bilinear2d, PixelShuffle, PixelUnshuffle,
+ChannelShuffle."""
 from __future__ import annotations
 
 from .. import functional as F
 from ..module import Module
+
+
+__all__ = ["ChannelShuffle", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
 
 
 class Upsample(Module):
@@ -69,22 +73,44 @@ class PixelUnshuffle(Module):
         return f"downscale_factor={self.downscale_factor}"
 
 
-class ZeroPad2d(Module):
-    """Pad the last two dims with zeros: an int, or ``(left, right, top, bottom)``.
+class ChannelShuffle(Module):
+    """Interleave the channels of ``(N, C, *)`` from ``groups`` groups (see ``F.channel_shuffle``).
 
     Example:
-        >>> dl.nn.ZeroPad2d((1, 1, 2, 0))(dl.ones(1, 1, 3, 3)).shape
-        dl.Size([1, 1, 5, 5])
+        >>> dl.nn.ChannelShuffle(2)(dl.arange(4.0).reshape(1, 4, 1)).flatten().tolist()
+        [0.0, 2.0, 1.0, 3.0]
     """
 
-    def __init__(self, padding):
+    def __init__(self, groups: int):
         super().__init__()
-        self.padding = (padding,) * 4 if isinstance(padding, int) else tuple(padding)
-        if len(self.padding) != 4:
-            raise ValueError(f"ZeroPad2d expects an int or a 4-tuple of padding, got {padding!r}")
+        self.groups = groups
 
     def forward(self, input):
-        return F.pad(input, self.padding, "constant", 0.0)
+        return F.channel_shuffle(input, self.groups)
 
     def extra_repr(self) -> str:
-        return f"{self.padding}"
+        return f"groups={self.groups}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Nearest-neighbour upsampling of ``(N, C, H, W)`` by ``size`` or ``scale_factor``.
+
+    Example:
+        >>> dl.nn.UpsamplingNearest2d(scale_factor=2)(dl.ones(1, 1, 2, 2)).shape
+        dl.Size([1, 1, 4, 4])
+    """
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Bilinear upsampling of ``(N, C, H, W)`` with ``align_corners=True``.
+
+    Example:
+        >>> dl.nn.UpsamplingBilinear2d(size=(3, 4))(dl.ones(1, 1, 2, 2)).shape
+        dl.Size([1, 1, 3, 4])
+    """
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

@@ -6,7 +6,7 @@ The time loop is unrolled by the tracer: see NOTE: [recurrent layers unrolled by
 """
 from __future__ import annotations
 
-from ...ops import api as ops
+from ...ops.core import api as ops
 from .. import functional as F
 from ..module import Module
 from ..parameter import Parameter

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from ...ops import api as ops
+from ...ops.core import api as ops
 from .. import init
 from ..module import Module
 from ..parameter import Parameter

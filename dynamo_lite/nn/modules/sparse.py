@@ -1,8 +1,7 @@
 """Embedding and EmbeddingBag: lookup tables from integer indices to vectors (or bag reductions)."""
 from __future__ import annotations
 
-import dynamo_lite as dl
-
+from ...ops.core import api as ops
 from .. import functional as F
 from .. import init
 from ..module import Module
@@ -45,7 +44,7 @@ class Embedding(Module):
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
         if _weight is None:
-            self.weight = Parameter(dl.empty((num_embeddings, embedding_dim), device=device, dtype=dtype),
+            self.weight = Parameter(ops.empty((num_embeddings, embedding_dim), device=device, dtype=dtype),
                                     requires_grad=not _freeze)
             self.reset_parameters()
         else:
@@ -107,7 +106,7 @@ class EmbeddingBag(Module):
         self.mode, self.sparse = mode, sparse
         self.include_last_offset, self.padding_idx = include_last_offset, padding_idx
         if _weight is None:
-            self.weight = Parameter(dl.empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
+            self.weight = Parameter(ops.empty((num_embeddings, embedding_dim), device=device, dtype=dtype))
             self.reset_parameters()
         else:
             self.weight = Parameter(_weight)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 
-from ...ops import api as ops
+from ...ops.core import api as ops
 from .. import functional as F
 from ..module import Module
 from .attention import MultiheadAttention, xavier_uniform

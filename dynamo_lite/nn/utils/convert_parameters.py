@@ -1,7 +1,7 @@
 """nn.utils.parameters_to_vector / vector_to_parameters: all parameters as one flat vector and back."""
 from __future__ import annotations
 
-from ...ops.api import cat
+from ...ops.core.api import cat
 from ...tensor.tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]

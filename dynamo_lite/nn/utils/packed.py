@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-import dynamo_lite as dl
+from ...ops.core import api as ops
+from ...tensor.tensor import Tensor
+from ...tensor.dtype import float16, float32, float64, int64
 
 _SORTED_MESSAGE = ("`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can pass "
                    "`enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this requirement "
@@ -42,13 +44,13 @@ class PackedSequence(namedtuple("PackedSequence", ["data", "batch_sizes", "sorte
                                                     for i in (self.sorted_indices, self.unsorted_indices)))
 
     def float(self):
-        return self.to(dtype=dl.float32)
+        return self.to(dtype=float32)
 
     def double(self):
-        return self.to(dtype=dl.float64)
+        return self.to(dtype=float64)
 
     def half(self):
-        return self.to(dtype=dl.float16)
+        return self.to(dtype=float16)
 
     def cpu(self):
         return self.to("cpu")
@@ -60,13 +62,13 @@ class PackedSequence(namedtuple("PackedSequence", ["data", "batch_sizes", "sorte
 
 def invert_permutation(permutation):
     """The permutation ``inverse`` with ``inverse[permutation[i]] == i``."""
-    inverse = dl.empty_like(permutation)
-    inverse[permutation] = dl.arange(permutation.numel(), device=permutation.device)
+    inverse = ops.empty_like(permutation)
+    inverse[permutation] = ops.arange(permutation.numel(), device=permutation.device)
     return inverse
 
 
 def _length_list(lengths) -> list:
-    return [int(n) for n in (lengths.tolist() if isinstance(lengths, dl.Tensor) else lengths)]
+    return [int(n) for n in (lengths.tolist() if isinstance(lengths, Tensor) else lengths)]
 
 
 def _counts_above(values: list, count: int) -> list:
@@ -96,7 +98,7 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
         sorted_indices = None
     else:
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])  # stable: ties keep the batch order
-        sorted_indices = dl.tensor(order, dtype=dl.int64, device=input.device)
+        sorted_indices = ops.tensor(order, dtype=int64, device=input.device)
         lengths = [lengths[i] for i in order]
         input = input.index_select(0 if batch_first else 1, sorted_indices)
     if lengths and lengths[-1] <= 0:
@@ -108,8 +110,8 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
         raise RuntimeError(f"Expected a sequence of length at most {input.shape[0]} (the padded length), "
                            f"got {lengths[0]}")
     batch_sizes = _counts_above(lengths, lengths[0])
-    data = dl.cat([input[t, :rows] for t, rows in enumerate(batch_sizes)], 0)
-    return PackedSequence(data, dl.tensor(batch_sizes, dtype=dl.int64), sorted_indices, None)
+    data = ops.cat([input[t, :rows] for t, rows in enumerate(batch_sizes)], 0)
+    return PackedSequence(data, ops.tensor(batch_sizes, dtype=int64), sorted_indices, None)
 
 
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, padding_value: float = 0.0,
@@ -141,13 +143,13 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
         step = data[start:start + rows]
         start += rows
         if rows < batch:
-            step = dl.cat([step, dl.full((batch - rows,) + trailing, padding_value, dtype=data.dtype,
+            step = ops.cat([step, ops.full((batch - rows,) + trailing, padding_value, dtype=data.dtype,
                                            device=data.device)], 0)
         steps.append(step)
-    steps += [dl.full((batch,) + trailing, padding_value, dtype=data.dtype, device=data.device)] * (
+    steps += [ops.full((batch,) + trailing, padding_value, dtype=data.dtype, device=data.device)] * (
         longest - len(batch_sizes))
-    padded = dl.stack(steps, 1 if batch_first else 0)
-    lengths = dl.tensor(_counts_above(batch_sizes, batch), dtype=dl.int64)
+    padded = ops.stack(steps, 1 if batch_first else 0)
+    lengths = ops.tensor(_counts_above(batch_sizes, batch), dtype=int64)
     if sequence.unsorted_indices is not None:
         padded = padded.index_select(0 if batch_first else 1, sequence.unsorted_indices)
         lengths = lengths[sequence.unsorted_indices.cpu()]

@@ -7,7 +7,9 @@ Example:
 """
 from __future__ import annotations
 
-import dynamo_lite as dl
+from ...ops.core import api as ops
+from ...tensor.tensor import Tensor
+from ...autograd.grad_mode import no_grad
 
 from .. import functional as F
 from ..module import Module
@@ -63,15 +65,15 @@ class _SpectralNorm(Module):
             self.n_power_iterations = n_power_iterations
             weight_mat = reshape_weight_to_matrix(weight, self.dim)
             rows, cols = weight_mat.shape
-            u = dl.empty(rows, dtype=weight.dtype, device=weight.device).normal_(0, 1)
-            v = dl.empty(cols, dtype=weight.dtype, device=weight.device).normal_(0, 1)
+            u = ops.empty(rows, dtype=weight.dtype, device=weight.device).normal_(0, 1)
+            v = ops.empty(cols, dtype=weight.dtype, device=weight.device).normal_(0, 1)
             self.register_buffer("_u", F.normalize(u, dim=0, eps=self.eps))
             self.register_buffer("_v", F.normalize(v, dim=0, eps=self.eps))
             self._power_method(weight_mat, 15)
 
     def _power_method(self, weight_mat, n_power_iterations: int) -> None:
         """Refine the singular vectors in place (no gradient flows through them)."""
-        with dl.no_grad():
+        with no_grad():
             for _ in range(n_power_iterations):
                 self._u.copy_(F.normalize(weight_mat @ self._v, dim=0, eps=self.eps))
                 self._v.copy_(F.normalize(weight_mat.T @ self._u, dim=0, eps=self.eps))
@@ -83,7 +85,7 @@ class _SpectralNorm(Module):
         if self.training:
             self._power_method(weight_mat, self.n_power_iterations)
         u, v = self._u.clone(), self._v.clone()
-        sigma = dl.dot(u, weight_mat @ v)
+        sigma = ops.dot(u, weight_mat @ v)
         return weight / sigma
 
     def right_inverse(self, value):
@@ -107,7 +109,7 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps
         dl.Size([3, 4])
     """
     weight = getattr(module, name, None)
-    if not isinstance(weight, dl.Tensor):
+    if not isinstance(weight, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
     if dim is None:
         dim = default_spectral_dim(module)

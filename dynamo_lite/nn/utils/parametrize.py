@@ -13,9 +13,11 @@ from __future__ import annotations
 import collections.abc
 import contextlib
 
-import dynamo_lite as dl
+from ...tensor.layout import Size
+from ...tensor.tensor import Tensor
+from ...autograd.grad_mode import no_grad
 
-from ..layers.container import ModuleDict, ModuleList
+from ..modules.container import ModuleDict, ModuleList
 from ..parameter import Parameter
 
 
@@ -56,7 +58,7 @@ def _register_tensor(module, name: str, tensor) -> None:
 
 def _set_in_place(original, value) -> None:
     """Give ``original`` the data of ``value``, keeping its identity (optimizers hold it)."""
-    with dl.no_grad():
+    with no_grad():
         original.data = value.detach()
 
 
@@ -70,17 +72,17 @@ class ParametrizationList(ModuleList):
         self.unsafe = unsafe
         original_dtype, original_shape = original.dtype, tuple(original.shape)
         new = original
-        with dl.no_grad():
+        with no_grad():
             for module in reversed(list(self)):
                 if hasattr(module, "right_inverse"):
                     try:
                         new = module.right_inverse(new)
                     except NotImplementedError:
                         pass
-        if not isinstance(new, (dl.Tensor, collections.abc.Sequence)):
+        if not isinstance(new, (Tensor, collections.abc.Sequence)):
             raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
                              f"Got {type(new).__name__}")
-        self.is_tensor = isinstance(new, dl.Tensor)
+        self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
             if original.dtype != new.dtype:
@@ -91,7 +93,7 @@ class ParametrizationList(ModuleList):
             _register_tensor(self, "original", original)
         else:
             for i, tensor in enumerate(new):
-                if not isinstance(tensor, dl.Tensor):
+                if not isinstance(tensor, Tensor):
                     raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors (list, tuple...). "
                                      f"Got element {i} of the sequence with type {type(tensor).__name__}.")
                 if isinstance(original, Parameter):
@@ -104,7 +106,7 @@ class ParametrizationList(ModuleList):
 
     def right_inverse(self, value) -> None:
         """Store ``value`` (given for the parametrized tensor) into the originals, through the right inverses."""
-        with dl.no_grad():
+        with no_grad():
             for module in reversed(list(self)):
                 if not hasattr(module, "right_inverse"):
                     raise RuntimeError(f"parametrization {type(module).__name__} does not implement right_inverse.")
@@ -133,14 +135,14 @@ class ParametrizationList(ModuleList):
 
 
 def _check_unchanged(value, dtype, shape) -> None:
-    if not isinstance(value, dl.Tensor):
+    if not isinstance(value, Tensor):
         raise ValueError(f"A parametrization must return a tensor. Got {type(value).__name__}.")
     if value.dtype != dtype:
         raise ValueError("Registering a parametrization may not change the dtype of the tensor, unless `unsafe` "
                          f"flag is enabled.\nunparametrized dtype: {dtype}\nparametrized dtype: {value.dtype}")
     if tuple(value.shape) != shape:
         raise ValueError("Registering a parametrization may not change the shape of the tensor, unless `unsafe` "
-                         f"flag is enabled.\nunparametrized shape: {dl.Size(shape)}\n"
+                         f"flag is enabled.\nunparametrized shape: {Size(shape)}\n"
                          f"parametrized shape: {value.shape}")
 
 
@@ -255,7 +257,7 @@ _CHAINED_MESSAGES = {
 
 def _check_chained(value, current, name: str, kind: str) -> None:
     not_a_tensor, changed = _CHAINED_MESSAGES[kind]
-    if not isinstance(value, dl.Tensor):
+    if not isinstance(value, Tensor):
         raise ValueError(not_a_tensor.format(type=type(value).__name__))
     for what in ("dtype", "shape"):
         want, got = getattr(current, what), getattr(value, what)
@@ -278,7 +280,7 @@ def remove_parametrizations(module, tensor_name: str, leave_parametrized: bool =
     if parametrizations.is_tensor:
         original = parametrizations.original
         if leave_parametrized:
-            with dl.no_grad():
+            with no_grad():
                 value = getattr(module, tensor_name)
             _set_in_place(original, value)
     elif leave_parametrized:

@@ -1,7 +1,8 @@
 """nn.utils.rnn: pad_sequence, and packed sequences (PackedSequence and its pack / pad functions)."""
 from __future__ import annotations
 
-import dynamo_lite as dl
+from ...ops.core import api as ops
+from ...tensor.tensor import Tensor
 
 from .packed import PackedSequence, pack_padded_sequence, pad_packed_sequence  # noqa: F401  (dl.nn.utils.rnn.*)
 
@@ -23,7 +24,7 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     """
     if padding_side not in PADDING_SIDES:
         raise RuntimeError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
-    sequences = list(sequences.unbind(0)) if isinstance(sequences, dl.Tensor) else list(sequences)
+    sequences = list(sequences.unbind(0)) if isinstance(sequences, Tensor) else list(sequences)
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
     longest = max(s.shape[0] for s in sequences)
@@ -35,10 +36,10 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
                 raise RuntimeError(f"The size of tensor a ({want}) must match the size of tensor b ({got}) "
                                    f"at non-singleton dimension {dim}")
         sequence = sequence.expand((sequence.shape[0],) + trailing)  # copied into the output: broadcasts
-        filler = dl.full((longest - sequence.shape[0],) + tuple(sequence.shape[1:]), padding_value,
+        filler = ops.full((longest - sequence.shape[0],) + tuple(sequence.shape[1:]), padding_value,
                          dtype=sequence.dtype, device=sequence.device)
-        padded.append(dl.cat([sequence, filler] if padding_side == "right" else [filler, sequence]))
-    return dl.stack(padded, 0 if batch_first else 1)
+        padded.append(ops.cat([sequence, filler] if padding_side == "right" else [filler, sequence]))
+    return ops.stack(padded, 0 if batch_first else 1)
 
 
 def pack_sequence(sequences, enforce_sorted: bool = True) -> PackedSequence:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import warnings
 
-import dynamo_lite as dl
+from ...ops.core import api as ops
+from ...autograd.grad_mode import no_grad
+from ...linalg import vector_norm
 
 from .. import functional as F
 from ..parameter import Parameter
@@ -24,10 +26,10 @@ def default_spectral_dim(module) -> int:
 def norm_except_dim(v, dim: int):
     """The 2-norm of ``v`` over every dim but ``dim``, kept as size-1 dims (``dim=-1``: over all, a 0-d tensor)."""
     if dim == -1:
-        return dl.linalg.vector_norm(v)
+        return vector_norm(v)
     dim = dim % v.dim()
     others = tuple(d for d in range(v.dim()) if d != dim)
-    return dl.linalg.vector_norm(v, 2, others, keepdim=True) if others else v.abs()
+    return vector_norm(v, 2, others, keepdim=True) if others else v.abs()
 
 
 def weight_from_norm(v, g, dim: int):
@@ -114,15 +116,15 @@ class SpectralNorm:
         u, v = getattr(module, self.name + "_u"), getattr(module, self.name + "_v")
         weight_mat = reshape_weight_to_matrix(weight, self.dim)
         if do_power_iteration:
-            with dl.no_grad():
+            with no_grad():
                 for _ in range(self.n_power_iterations):
                     v.copy_(F.normalize(weight_mat.T @ u, dim=0, eps=self.eps))
                     u.copy_(F.normalize(weight_mat @ v, dim=0, eps=self.eps))
             u, v = u.clone(), v.clone()
-        return weight / dl.dot(u, weight_mat @ v)
+        return weight / ops.dot(u, weight_mat @ v)
 
     def remove(self, module) -> None:
-        with dl.no_grad():
+        with no_grad():
             weight = self.compute_weight(module, do_power_iteration=False)
         for suffix in ("", "_u", "_v", "_orig"):
             delattr(module, self.name + suffix)
@@ -146,10 +148,10 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps
             raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
     hook = SpectralNorm(name, n_power_iterations, default_spectral_dim(module) if dim is None else dim, eps)
     weight = module._parameters[name]
-    with dl.no_grad():
+    with no_grad():
         rows, cols = reshape_weight_to_matrix(weight, hook.dim).shape
-        u = F.normalize(dl.empty(rows, dtype=weight.dtype, device=weight.device).normal_(0, 1), dim=0, eps=eps)
-        v = F.normalize(dl.empty(cols, dtype=weight.dtype, device=weight.device).normal_(0, 1), dim=0, eps=eps)
+        u = F.normalize(ops.empty(rows, dtype=weight.dtype, device=weight.device).normal_(0, 1), dim=0, eps=eps)
+        v = F.normalize(ops.empty(cols, dtype=weight.dtype, device=weight.device).normal_(0, 1), dim=0, eps=eps)
     delattr(module, name)
     module.register_parameter(name + "_orig", weight)
     setattr(module, name, weight.detach())

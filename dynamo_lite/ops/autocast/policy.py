@@ -1,22 +1,22 @@
 """Autocast policy: which ops run in lower precision or in float32 under dl.autocast, and the casts.
 
 NOTE: [autocast] ``dl.autocast(device_type)`` (dynamo_lite/amp) switches the per-thread state of
-ops/autocast_state.py on for one device type. ``dispatch`` then asks ``autocast_arguments`` to cast the floating tensors of an
+ops/autocast/state.py on for one device type. ``dispatch`` then asks ``autocast_arguments`` to cast the floating tensors of an
 op listed in ``POLICIES`` before running (or recording) it: to the autocast dtype for the
 matmul/convolution family, to float32 for the ops listed as needing range, to the widest
 input dtype for the promoting ones. float64 tensors and tensors on another device type are
 left alone, as torch does. The casts are ordinary ``_to_copy`` ops, so autograd records them
 (gradients reach float32 parameters in float32) and the tracer puts them in the graph.
-Composite functions (the losses in nn/functional_loss.py, cdist) are decorated with ``float32_function`` instead.
+Composite functions (the losses in nn/functional/loss.py, cdist) are decorated with ``float32_function`` instead.
 """
 from __future__ import annotations
 
 import functools
 
-from ..tensor.dtype import bfloat16, float16, float32, float64, promote_types
-from ..tensor.tensor import Tensor
-from .autocast_state import AUTOCAST, AUTOCAST_HOOK
-from .conversions import to_copy_op
+from ...tensor.dtype import bfloat16, float16, float32, float64, promote_types
+from ...tensor.tensor import Tensor
+from .state import AUTOCAST, AUTOCAST_HOOK
+from ..creation.conversions import to_copy_op
 
 __all__ = ["AUTOCAST", "POLICIES", "autocast_arguments", "float32_function"]
 
@@ -115,7 +115,6 @@ def float32_function(fn):
         return fn(*_map_tensors(cast, args), **{k: _map_tensors(cast, v) for k, v in kwargs.items()})
 
     return wrapper
-
 
 
 AUTOCAST_HOOK.policies, AUTOCAST_HOOK.cast = POLICIES, autocast_arguments

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import threading
 
-from ..tensor.dtype import bfloat16, float16
+from ...tensor.dtype import bfloat16, float16
 
 #: the dtype ``dl.autocast(device_type)`` uses when none is given.
 DEFAULT_DTYPES = {"cpu": bfloat16, "cuda": float16}
@@ -30,7 +30,7 @@ AUTOCAST = AutocastState()
 
 
 class AutocastHook:
-    """Where ops/autocast_policy.py plugs in (NOTE: [autocast]): dispatch imports only this module,
+    """Where ops/autocast/policy.py plugs in (NOTE: [autocast]): dispatch imports only this module,
     so the policy can use the conversion ops without an import cycle."""
 
     policies: dict = {}  # noqa: RUF012  (op name -> policy; filled once when the policy module is imported)

@@ -5,12 +5,12 @@ import threading
 
 import numpy as np
 
-from ..tensor.device import CPU, array_module
-from ..tensor.meta import TensorMeta
-from ..tensor.bfloat16 import narrow, widen
-from ..tensor.dtype import bfloat16
-from ..tensor.tensor import Tensor, empty_like_meta
-from .autocast_state import AUTOCAST, AUTOCAST_HOOK
+from ...tensor.device import CPU, array_module
+from ...tensor.meta import TensorMeta
+from ...tensor.bfloat16 import narrow, widen
+from ...tensor.dtype import bfloat16
+from ...tensor.tensor import Tensor, empty_like_meta
+from ..autocast.state import AUTOCAST, AUTOCAST_HOOK
 from .meta_rules import device_mismatch
 
 
@@ -79,7 +79,7 @@ def dispatch(op, args, kwargs, record_grad=True):
     are scanned once with a flat loop (tensors nested in lists/dicts, as in ``cat``, take
     the general ``_map`` path); ``empty_strided`` builds CPU outputs with their arrays.
     """
-    if AUTOCAST.dtypes and op.name in AUTOCAST_HOOK.policies:  # NOTE: [autocast] in ops/autocast_policy.py
+    if AUTOCAST.dtypes and op.name in AUTOCAST_HOOK.policies:  # NOTE: [autocast] in ops/autocast/policy.py
         args, kwargs = AUTOCAST_HOOK.cast(op, args, kwargs)
     tracer = TRACING.tracer
     if tracer is not None:

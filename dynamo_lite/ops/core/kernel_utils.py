@@ -5,7 +5,7 @@ import contextlib
 
 import numpy as np
 
-from ..tensor.dtype import from_numpy_dtype, result_type
+from ...tensor.dtype import from_numpy_dtype, result_type
 
 _NULL_CONTEXT = contextlib.nullcontext()
 

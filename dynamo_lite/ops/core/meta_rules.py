@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import operator
 
-
-from ..tensor import layout
-from ..tensor.dtype import (
-    bfloat16, bool_, complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16, int32, int64,
-    result_type, uint8,
+from ...tensor import layout
+from ...tensor.dtype import (
+    bfloat16, bool_, complex64, complex128, float16, float32, float64, get_default_dtype, int8, int16, int32,
+    int64, result_type, uint8,
 )
-from ..tensor.meta import TensorMeta
-from ..tensor.properties import TensorProperties
-from ..tensor.symint import SymInt, same_values
+from ...tensor.meta import TensorMeta
+from ...tensor.properties import TensorProperties
+from ...tensor.symint import SymInt, same_values
 
 # The names torch prints for scalar types in error messages ("result type Float ...").
 TYPE_NAMES = {

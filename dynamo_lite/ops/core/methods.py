@@ -9,19 +9,20 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from ..tensor.tensor import Tensor
+from ...tensor.tensor import Tensor
 
-# The op modules (under dynamo_lite.ops) whose METHODS make up the Tensor API.
+# The op modules (under dynamo_lite.ops, by subpackage) whose METHODS make up the Tensor API.
 METHOD_MODULES = (
-    "pointwise", "unary", "comparison", "reductions", "normalization", "linalg", "shape_ops",
-    "conv", "nn_ops",
-    "views", "indexing", "factories", "conversions",
-    "complex_ops", "tensor_functions",
-    "math_ops", "contractions", "rearrange", "sorting", "scattering", "selection", "random_ops",
-    "adaptive_pool", "conv_transpose", "embedding_bags", "resample",
-    "order_stats", "differences", "matrix_solve", "special_ops",
-    "port_pointwise", "gamma_functions", "port_reductions",
-    "port_shapes", "port_linalg",
+    "pointwise.pointwise", "pointwise.unary", "pointwise.comparison", "reductions.reductions",
+    "reductions.normalization", "linalg.linalg", "shape.shape_ops", "nn.conv", "nn.nn_ops",
+    "shape.views", "shape.indexing", "creation.factories", "creation.conversions",
+    "pointwise.complex_ops", "creation.tensor_functions",
+    "pointwise.math_ops", "linalg.contractions", "shape.rearrange", "reductions.sorting", "shape.scattering",
+    "shape.selection", "random.sampling",
+    "nn.adaptive_pool", "nn.conv_transpose", "nn.embedding_bags", "nn.resample",
+    "reductions.order_stats", "shape.differences", "linalg.matrix_solve", "pointwise.special_ops",
+    "pointwise.float_functions", "pointwise.gamma_functions", "reductions.scans_and_stats",
+    "shape.diagonals", "shape.splits", "shape.index_functions", "creation.buffers", "linalg.products",
 )
 
 
@@ -40,7 +41,7 @@ def collect_methods(modules) -> tuple[dict, list]:
 
 
 TENSOR_METHODS, METHOD_CLASHES = collect_methods(
-    import_module(f"{__package__}.{name}") for name in METHOD_MODULES
+    import_module(f"..{name}", __package__) for name in METHOD_MODULES
 )
 
 

@@ -11,17 +11,17 @@ import operator
 
 import numpy as np
 
-from ..tensor import views as rules
-from ..tensor.device import as_device, device as Device
-from ..tensor.bfloat16 import widen
-from ..tensor.dtype import (
+from ...tensor import views as rules
+from ...tensor.device import as_device, device as Device
+from ...tensor.bfloat16 import widen
+from ...tensor.dtype import (
     as_dtype, bfloat16, bool_, dtype as DType, float16, float32, float64, int8, int16, int32, int64, uint8,
 )
-from ..tensor.layout import preserve_format
-from ..tensor.meta import TensorMeta
-from ..tensor.interop import METHODS as _DLPACK_METHODS
-from ..tensor.printing import format_tensor
-from .registry import register_op
+from ...tensor.layout import preserve_format
+from ...tensor.meta import TensorMeta
+from ...tensor.interop import METHODS as _DLPACK_METHODS
+from ...tensor.printing import format_tensor
+from ..core.registry import register_op
 
 __all__ = ["clone"]
 

@@ -4,7 +4,7 @@ A factory op has no tensor input (``*_like`` ops take the model tensor): its met
 builds the TensorMeta from ``size``/``dtype``/``device``, its kernel fills the output
 the dispatcher allocated. Wrappers resolve defaults (the default dtype, dtype inference
 from values) so each op receives concrete values. Random factories live in
-``ops/random.py`` and are re-exported here.
+``ops/random/random_factories.py`` and are re-exported here.
 """
 from __future__ import annotations
 
@@ -13,20 +13,23 @@ import math
 
 import numpy as np
 
-from ..tensor import layout
-from ..tensor.device import as_device
-from ..tensor.dtype import COMPLEX_OF, as_dtype, bfloat16, bool_, from_numpy_dtype, get_default_dtype, int64, promote_types
-from ..tensor.interop import from_numpy
-from ..tensor.layout import contiguous_format, preserve_format
-from ..tensor.meta import TensorMeta
-from ..tensor.symint import SymInt
+from ...tensor import layout
+from ...tensor.device import as_device
+from ...tensor.dtype import (
+    COMPLEX_OF, as_dtype, bfloat16, bool_, from_numpy_dtype, get_default_dtype, int64, promote_types,
+)
+from ...tensor.interop import from_numpy
+from ...tensor.layout import contiguous_format, preserve_format
+from ...tensor.meta import TensorMeta
+from ...tensor.symint import SymInt
 from .conversions import _assign, _host_module, _is_tensor, clone, to
 from .factory_args import (
-    accepts_requires_grad, check_no_extra, dtype_or_default, factory_meta, like_args, like_meta, number, scalar_dtype, size_arg,
+    accepts_requires_grad, check_no_extra, dtype_or_default, factory_meta, like_args, like_meta, number,
+    scalar_dtype, size_arg,
 )
-from .random import __all__ as _random_all
-from .random import *  # noqa: F401,F403  (random factories are part of this module's API)
-from .registry import register_op
+from ..random.random_factories import __all__ as _random_all
+from ..random.random_factories import *  # noqa: F401,F403  (random factories are part of this module's API)
+from ..core.registry import register_op
 
 __all__ = [
     "arange", "as_tensor", "empty", "empty_like", "empty_strided", "eye", "full", "full_like",

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import functools
 
-from ..tensor import layout
-from ..tensor import views as rules
-from ..tensor.device import as_device
-from ..tensor.dtype import as_dtype, bool_, get_default_dtype, int64, scalar_category
-from ..tensor.layout import contiguous_format, preserve_format
-from ..tensor.meta import TensorMeta
+from ...tensor import layout
+from ...tensor import views as rules
+from ...tensor.device import as_device
+from ...tensor.dtype import as_dtype, bool_, get_default_dtype, int64, scalar_category
+from ...tensor.layout import contiguous_format, preserve_format
+from ...tensor.meta import TensorMeta
 from .conversions import _is_tensor
 
 

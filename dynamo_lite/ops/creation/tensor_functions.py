@@ -1,12 +1,12 @@
 """Type queries and legacy spellings: is_tensor, numel, is_floating_point, is_complex, Tensor.type(), Tensor.new()."""
 from __future__ import annotations
 
-from ..tensor import dtype as dtypes
-from ..tensor.device import as_device
-from ..tensor.dtype import as_dtype
-from ..tensor.layout import Size
-from ..tensor.properties import TensorProperties
-from . import meta_rules as mr
+from ...tensor import dtype as dtypes
+from ...tensor.device import as_device
+from ...tensor.dtype import as_dtype
+from ...tensor.layout import Size
+from ...tensor.properties import TensorProperties
+from ..core import meta_rules as mr
 from .conversions import to
 
 __all__ = ["is_tensor", "numel", "is_floating_point", "is_complex", "is_nonzero"]

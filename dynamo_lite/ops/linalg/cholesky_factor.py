@@ -3,11 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import meta_rules as mr
+from ..core import meta_rules as mr
 from .matrix_solve import LinAlgError, _check_square as check_square
-from .registry import register_op
-
-__all__: list = []  # the public function is dl.linalg.cholesky
+from ..core.registry import register_op
 
 
 def cholesky_meta(a, upper=False):

@@ -5,13 +5,13 @@ import string
 
 import numpy as np
 
-from ..tensor import layout
-from ..tensor.dtype import int64
-from . import meta_rules as mr
+from ...tensor import layout
+from ...tensor.dtype import int64
+from ..core import meta_rules as mr
 from .linalg import _bmm_shape, _check_expand, addmm_kernel, bmm_meta, mm, scale_kwargs
-from .pointwise import mul
-from .registry import register_op
-from .views import permute, reshape
+from ..pointwise.pointwise import mul
+from ..core.registry import register_op
+from ..shape.views import permute, reshape
 
 __all__ = ["einsum", "tensordot", "outer", "ger", "kron", "diag", "baddbmm"]
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import layout
-from ..tensor.dtype import bool_
-from . import meta_rules as mr
-from .kernel_utils import quiet
-from .pointwise import is_operand
-from .registry import register_op
+from ...tensor import layout
+from ...tensor.dtype import bool_
+from ..core import meta_rules as mr
+from ..core.kernel_utils import quiet
+from ..pointwise.pointwise import is_operand
+from ..core.registry import register_op
 
 __all__ = ["matmul", "mm", "bmm", "addmm", "linear", "dot", "norm"]
 
@@ -279,7 +279,8 @@ def norm(input, p="fro", dim=None, keepdim=False):
         >>> dl.norm(dl.tensor([3.0, 4.0])).item()
         5.0
     """
-    from . import reductions, unary
+    from ..reductions import reductions
+    from ..pointwise import unary
 
     if not input.dtype.is_floating_point:
         raise RuntimeError(

@@ -2,10 +2,8 @@
 ``linalg_det`` (batched, LAPACK through the array module), with torch's input checks."""
 from __future__ import annotations
 
-from . import meta_rules as mr
-from .registry import register_op
-
-__all__: list = []  # the public functions live in dl.linalg
+from ..core import meta_rules as mr
+from ..core.registry import register_op
 
 QR_MODES = ("reduced", "complete", "r")
 

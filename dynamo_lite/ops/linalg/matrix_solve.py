@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor.layout import broadcast_shapes
-from . import meta_rules as mr
-from .registry import register_op
+from ...tensor.layout import broadcast_shapes
+from ..core import meta_rules as mr
+from ..core.registry import register_op
 
 __all__: list = []  # the public functions live in dl.linalg
 

@@ -1,19 +1,26 @@
-"""Linear-algebra helpers ported from torch: inner, vdot, cross, mv, addmv, addr, addbmm, trace, matrix_exp, cov, pdist ...
+"""Vector and matrix products and statistics: inner, vdot, cross, mv, addmv, addr, addbmm, trace, matrix_exp,
+cov, pdist ...
 
 ``matrix_exp`` is a registry op (NOTE: [matrix_exp]); the rest are compositions of registry
 ops (matmul, mul, sum, ...), so graphs capture them and autograd differentiates them.
 """
 from __future__ import annotations
 
-
 import numpy as np
 
-from ..tensor import layout
-from ..tensor.dtype import promote_types
-from . import comparison, complex_ops, contractions, factories, linalg, meta_rules as mr, pointwise, reductions
-from . import shape_ops, unary
-from .port_shapes import diagonal, triu_indices
-from .registry import register_op
+from ...tensor import layout
+from ...tensor.dtype import promote_types
+from ..pointwise import comparison, complex_ops
+from . import contractions
+from ..creation import factories
+from . import linalg
+from ..core import meta_rules as mr
+from ..pointwise import pointwise
+from ..reductions import reductions
+from ..shape import shape_ops
+from ..pointwise import unary
+from ..shape.diagonals import diagonal, triu_indices
+from ..core.registry import register_op
 
 __all__ = [
     "inner", "vdot", "cross", "mv", "addmv", "addr", "addbmm", "chain_matmul", "trace", "matrix_exp", "cov",

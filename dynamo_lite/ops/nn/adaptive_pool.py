@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor.dtype import bool_, int64
-from . import meta_rules as mr
-from .registry import register_op
+from ...tensor.dtype import bool_, int64
+from ..core import meta_rules as mr
+from ..core.registry import register_op
 
 __all__ = ["adaptive_avg_pool2d", "adaptive_max_pool2d"]
 
@@ -115,8 +115,6 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     """
     values, indices = OPS["adaptive_max_pool2d"](input, _output_size(input, output_size))
     return (values, indices) if return_indices else values
-
-
 
 
 METHODS: dict = {}

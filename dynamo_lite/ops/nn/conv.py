@@ -10,13 +10,13 @@ import operator
 
 import numpy as np
 
-from ..tensor import layout
-from ..tensor.dtype import bool_
-from ..tensor.symint import SymInt
-from . import meta_rules as mr
-from .kernel_utils import quiet
+from ...tensor import layout
+from ...tensor.dtype import bool_
+from ...tensor.symint import SymInt
+from ..core import meta_rules as mr
+from ..core.kernel_utils import quiet
 from .max_pool import lowest, max_pool2d_with_indices_kernel
-from .registry import register_op
+from ..core.registry import register_op
 
 __all__ = ["conv2d", "max_pool2d", "avg_pool2d"]
 
@@ -335,7 +335,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         elif padding == "same":
             (top, bottom), (left, right) = _same_padding(weight, stride, dilation)
             if (top, left) != (bottom, right):
-                from .shape_ops import constant_pad_nd
+                from ..shape.shape_ops import constant_pad_nd
 
                 input = constant_pad_nd(input, (0, right - left, 0, bottom - top))
             padding = (top, left)

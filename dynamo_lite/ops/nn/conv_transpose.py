@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor.dtype import bool_
-from . import meta_rules as mr
+from ...tensor.dtype import bool_
+from ..core import meta_rules as mr
 from .conv import check_conv_operands, conv2d, pair
-from .registry import register_op
+from ..core.registry import register_op
 
 __all__ = ["conv_transpose2d", "conv1d"]
 
@@ -141,8 +141,6 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     out = conv2d(input.unsqueeze(-2), weight.unsqueeze(-2), bias, (1, _single(stride, "stride")), padding,
                  (1, _single(dilation, "dilation")), groups)
     return out.squeeze(-2)
-
-
 
 
 METHODS: dict = {}

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor.dtype import int32, int64
-from . import meta_rules as mr
-from .registry import register_op
+from ...tensor.dtype import int32, int64
+from ..core import meta_rules as mr
+from ..core.registry import register_op
 
 __all__ = ["embedding_bag"]
 
@@ -92,8 +92,6 @@ def embedding_bag(weight, indices, offsets, mode="mean", per_sample_weights=None
         raise ValueError("mode has to be one of sum, mean or max")
     pad = -1 if padding_idx is None else padding_idx % weight.shape[0]
     return OPS["embedding_bag"](weight, indices, offsets, MODES[mode], per_sample_weights, include_last_offset, pad)
-
-
 
 
 METHODS: dict = {}

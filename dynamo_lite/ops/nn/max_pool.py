@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__: list = []
-
 
 def lowest(dtype):
     """The value every other value of ``dtype`` is at least (the running max's start)."""

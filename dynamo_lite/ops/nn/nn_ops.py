@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor.dtype import int32, int64
-from ..tensor.generator import default_generator
-from . import meta_rules as mr
-from .registry import register_op
+from ...tensor.dtype import int32, int64
+from ...tensor.generator import default_generator
+from ..core import meta_rules as mr
+from ..core.registry import register_op
 
 __all__ = ["layer_norm", "embedding", "dropout"]
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import meta_rules as mr
+from ..core import meta_rules as mr
 from .conv import pair
-from .registry import register_op
+from ..core.registry import register_op
 
 __all__ = ["upsample_nearest", "upsample_bilinear2d", "im2col", "col2im"]
 
@@ -231,8 +231,6 @@ def col2im(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """
     return OPS["col2im"](input, pair(output_size, "output_size"), pair(kernel_size, "kernel_size"),
                          pair(dilation, "dilation"), pair(padding, "padding"), pair(stride, "stride"))
-
-
 
 
 METHODS: dict = {}

@@ -6,14 +6,10 @@ dynamo_lite/autograd/derivatives/windows.py).
 """
 from __future__ import annotations
 
-import numpy as np
-
-from . import meta_rules as mr
+from ..core import meta_rules as mr
 from .conv import _padded, _window_counts, _windows
 from .max_pool import max_pool2d_backward_kernel, max_pool2d_with_indices_backward_kernel
-from .registry import register_op
-
-__all__: list = []
+from ..core.registry import register_op
 
 
 def _batched(*arrays):

@@ -3,18 +3,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor.dtype import bool_, result_type
-from ..tensor.layout import broadcast_shapes
-from . import meta_rules as mr
-from .kernel_utils import as_dtype, binary_dtype, fit_scalar, promoted_dtype
+from ...tensor.dtype import bool_, result_type
+from ...tensor.layout import broadcast_shapes
+from ..core import meta_rules as mr
+from ..core.kernel_utils import as_dtype, binary_dtype, fit_scalar, promoted_dtype
 from .pointwise import binary_operator
-from .registry import register_table
+from ..core.registry import register_table
 
 __all__ = [
-    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
-    "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
-    "bitwise_or", "bitwise_xor", "bitwise_not", "where", "clamp", "clip", "clamp_min",
-    "clamp_max", "minimum", "maximum", "masked_fill",
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "where", "clamp", "clip", "clamp_min", "clamp_max", "minimum", "maximum", "masked_fill",
 ]
 
 POINTWISE = ("pointwise",)

@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 
-from ..tensor.dtype import COMPLEX_OF, REAL_OF, float32, float64
-from ..tensor.meta import TensorMeta
-from . import meta_rules as mr
-from .kernel_utils import quiet
-from .registry import register_op
+from ...tensor.dtype import COMPLEX_OF, REAL_OF, float32, float64
+from ...tensor.meta import TensorMeta
+from ..core import meta_rules as mr
+from ..core.kernel_utils import quiet
+from ..core.registry import register_op
 
 __all__ = ["view_as_real", "view_as_complex", "real", "imag", "polar", "complex", "angle"]
 

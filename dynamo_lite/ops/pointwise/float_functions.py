@@ -1,4 +1,4 @@
-"""Elementwise functions ported from torch: logaddexp, copysign, fmax, nextafter, frexp, sinc, xlogy ...
+"""Elementwise floating-point functions: logaddexp, copysign, fmax, nextafter, frexp, sinc, xlogy ...
 
 Ops NumPy has a ufunc for are registry ops; the others are compositions of registry ops,
 so graphs capture them and autograd differentiates them either way.
@@ -8,12 +8,13 @@ from __future__ import annotations
 import math
 from collections import namedtuple
 
-
-from ..tensor.dtype import bool_, complex128, float64, int32
-from . import comparison, meta_rules as mr, pointwise, unary
-from .kernel_utils import quiet
+from ...tensor.dtype import bool_, complex128, float64, int32
+from . import comparison
+from ..core import meta_rules as mr
+from . import pointwise, unary
+from ..core.kernel_utils import quiet
 from .math_ops import _floating_binary_meta, _require_tensor, atan2_meta
-from .registry import register_op, register_table
+from ..core.registry import register_op, register_table
 
 __all__ = [
     "logaddexp", "logaddexp2", "copysign", "heaviside", "fmax", "fmin", "nextafter", "signbit", "frexp",

@@ -18,9 +18,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from . import meta_rules as mr
-from .kernel_utils import quiet
-from .registry import register_op, register_table
+from ..core import meta_rules as mr
+from ..core.kernel_utils import quiet
+from ..core.registry import register_op, register_table
 
 __all__ = ["lgamma", "digamma", "polygamma", "mvlgamma", "i0"]
 

@@ -5,10 +5,10 @@ import math
 
 import numpy as np
 
-from ..tensor.dtype import bool_
-from . import meta_rules as mr
-from .kernel_utils import fit_scalar, integer_zero_check, quiet
-from .registry import register_table
+from ...tensor.dtype import bool_
+from ..core import meta_rules as mr
+from ..core.kernel_utils import fit_scalar, integer_zero_check, quiet
+from ..core.registry import register_table
 from .unary import erf_kernel, erfc_nonnegative
 
 __all__ = [

@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor.dtype import bool_
-from ..tensor.symint import SymInt
-from ..tensor.tensor import Tensor
-from . import meta_rules as mr
-from .kernel_utils import as_dtype, compute_dtype, fit_scalar, integer_zero_check, promoted_dtype, quiet
-from .registry import register_op
+from ...tensor.dtype import bool_
+from ...tensor.symint import SymInt
+from ...tensor.tensor import Tensor
+from ..core import meta_rules as mr
+from ..core.kernel_utils import as_dtype, compute_dtype, fit_scalar, integer_zero_check, promoted_dtype, quiet
+from ..core.registry import register_op
 
 __all__ = [
-    "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
-    "floor_divide", "remainder", "pow",
+    "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
+    "remainder", "pow",
 ]
 
 POINTWISE = ("pointwise",)

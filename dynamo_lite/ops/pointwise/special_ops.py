@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import register_op
+from ..core.registry import register_op
 from .unary import erfc_nonnegative, float_unary_meta
 
 __all__ = ["erfc"]

@@ -5,15 +5,15 @@ import math
 
 import numpy as np
 
-from ..tensor.dtype import REAL_OF, bool_
-from . import meta_rules as mr
-from .kernel_utils import half_as_float, quiet
-from .registry import register_table
+from ...tensor.dtype import REAL_OF, bool_
+from ..core import meta_rules as mr
+from ..core.kernel_utils import half_as_float, quiet
+from ..core.registry import register_table
 
 __all__ = [
-    "neg", "negative", "abs", "absolute", "sign", "square", "exp", "log", "log1p", "log2", "expm1",
-    "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal", "floor", "ceil",
-    "round", "trunc", "relu", "gelu", "silu", "isnan", "isinf", "isfinite", "positive",
+    "neg", "negative", "abs", "absolute", "sign", "square", "exp", "log", "log1p", "log2", "expm1", "sqrt",
+    "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal", "floor", "ceil", "round", "trunc",
+    "relu", "gelu", "silu", "isnan", "isinf", "isfinite", "positive",
 ]
 
 POINTWISE = ("pointwise",)

@@ -9,14 +9,16 @@ import builtins
 
 import numpy as np
 
-from ..tensor.device import as_device
-from ..tensor.dtype import as_dtype, int64
-from ..tensor.generator import Generator, default_generator, manual_seed
-from ..tensor.layout import preserve_format
-from ..tensor.meta import TensorMeta
-from .conversions import _assign
-from .factory_args import accepts_requires_grad, check_no_extra, dtype_or_default, factory_meta, like_args, like_meta, size_arg
-from .registry import register_op
+from ...tensor.device import as_device
+from ...tensor.dtype import as_dtype, int64
+from ...tensor.generator import Generator, default_generator, manual_seed
+from ...tensor.layout import preserve_format
+from ...tensor.meta import TensorMeta
+from ..creation.conversions import _assign
+from ..creation.factory_args import (
+    accepts_requires_grad, check_no_extra, dtype_or_default, factory_meta, like_args, like_meta, size_arg,
+)
+from ..core.registry import register_op
 
 __all__ = [
     "Generator", "default_generator", "get_rng_state", "initial_seed", "manual_seed", "rand", "rand_like",

@@ -6,11 +6,11 @@ import builtins
 
 import numpy as np
 
-from ..tensor.dtype import bool_, float16, float32, float64, int64
-from ..tensor.meta import TensorMeta
-from . import meta_rules as mr
-from .random import _draw, _gen
-from .registry import register_op
+from ...tensor.dtype import bool_, float16, float32, float64, int64
+from ...tensor.meta import TensorMeta
+from ..core import meta_rules as mr
+from .random_factories import _draw, _gen
+from ..core.registry import register_op
 
 __all__ = ["multinomial", "normal", "bernoulli"]
 
@@ -203,8 +203,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None)
         >>> dl.normal(dl.zeros(3), 1.0).shape
         dl.Size([3])
     """
-    from .factories import randn
-    from .pointwise import add, mul
+    from ..creation.factories import randn
+    from ..pointwise.pointwise import add, mul
 
     for value in (mean, std):
         if not mr.is_tensor(value):
@@ -216,7 +216,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None)
     model = mean if mr.is_tensor(mean) else std
     shape = tuple(model.shape)
     if mr.is_tensor(mean) and mr.is_tensor(std):
-        from ..tensor.layout import broadcast_shapes
+        from ...tensor.layout import broadcast_shapes
 
         shape = broadcast_shapes(tuple(mean.shape), tuple(std.shape))
     noise = randn(shape, generator=generator, dtype=model.dtype, device=model.device)

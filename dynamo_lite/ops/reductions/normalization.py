@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor.dtype import int64
-from ..tensor.layout import normalize_dim
-from . import meta_rules as mr
-from .kernel_utils import quiet
-from .registry import register_op
+from ...tensor.dtype import int64
+from ...tensor.layout import normalize_dim
+from ..core import meta_rules as mr
+from ..core.kernel_utils import quiet
+from ..core.registry import register_op
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "cumsum", "cumprod"]
 

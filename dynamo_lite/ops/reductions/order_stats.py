@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ..tensor import layout
-from ..tensor.dtype import int64
-from . import meta_rules as mr
-from .comparison import where
-from .factories import full, full_like
-from .math_ops import lerp
-from .registry import register_op
-from .unary import isnan
+from ...tensor import layout
+from ...tensor.dtype import int64
+from ..core import meta_rules as mr
+from ..pointwise.comparison import where
+from ..creation.factories import full, full_like
+from ..pointwise.math_ops import lerp
+from ..core.registry import register_op
+from ..pointwise.unary import isnan
 
 __all__ = ["kthvalue", "median", "nanmedian", "quantile", "nanquantile"]
 

@@ -11,16 +11,16 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..tensor.dtype import bool_, int64, uint8
-from ..tensor.layout import normalize_dim
-from . import meta_rules as mr
-from .comparison import maximum, minimum
-from .kernel_utils import quiet
-from .registry import register_op
+from ...tensor.dtype import bool_, int64, uint8
+from ...tensor.layout import normalize_dim
+from ..core import meta_rules as mr
+from ..pointwise.comparison import maximum, minimum
+from ..core.kernel_utils import quiet
+from ..core.registry import register_op
 
 __all__ = [
-    "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
-    "var_mean", "all", "any",
+    "sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std", "var_mean", "all",
+    "any",
 ]
 
 REDUCTION = ("reduction",)

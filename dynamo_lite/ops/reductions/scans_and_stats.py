@@ -1,17 +1,25 @@
-"""Reductions and scans ported from torch: nansum, nanmean, std_mean, aminmax, cummax/cummin, logcumsumexp, histc, isin."""
+"""NaN-aware reductions, scans and statistics: nansum, nanmean, std_mean, aminmax, cummax/cummin,
+logcumsumexp, histc, isin, trapezoid."""
 from __future__ import annotations
 
 from collections import namedtuple
 
 import numpy as np
 
-from ..tensor import layout
-from ..tensor.dtype import bool_, int64
-from . import comparison, meta_rules as mr, reductions, unary
-from .kernel_utils import quiet
-from .registry import register_op
+from ...tensor import layout
+from ...tensor.dtype import bool_, int64
+from ..pointwise import comparison
+from ..core import meta_rules as mr
+from . import reductions
+from ..pointwise import unary
+from ..core.kernel_utils import quiet
+from ..core.registry import register_op
+from ..pointwise import pointwise
 
-__all__ = ["nansum", "nanmean", "std_mean", "aminmax", "cummax", "cummin", "logcumsumexp", "histc", "isin"]
+__all__ = [
+    "nansum", "nanmean", "std_mean", "aminmax", "cummax", "cummin", "logcumsumexp", "histc", "isin",
+    "trapezoid", "trapz",
+]
 
 AminmaxResult = namedtuple("aminmax", ["min", "max"])
 CummaxResult = namedtuple("cummax", ["values", "indices"])
@@ -234,4 +242,38 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     return OPS["isin"](elements, test_elements, invert=invert) if invert else OPS["isin"](elements, test_elements)
 
 
-METHODS = {name: globals()[name] for name in __all__ if name not in ("std_mean", "isin")}
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of ``y`` along ``dim`` by the trapezoidal rule, at spacing ``dx`` (default 1) or points ``x``.
+
+    Example:
+        >>> dl.trapezoid(dl.tensor([1.0, 2.0, 3.0])).item()
+        4.0
+    """
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid() received an invalid combination of arguments: x and dx both given")
+    dim = layout.normalize_dim(dim, max(y.ndim, 1))
+    length = y.shape[dim] if y.ndim else 0
+    if length == 0:
+        return reductions.sum(y * 0, dim)
+    pair_sums = pointwise.add(y.narrow(dim, 1, length - 1), y.narrow(dim, 0, length - 1))
+    if x is None:
+        return pointwise.mul(reductions.sum(pair_sums, dim), (1.0 if dx is None else dx) / 2)
+    if isinstance(x, (int, float)):
+        return pointwise.mul(reductions.sum(pair_sums, dim), x / 2)
+    if x.ndim == 1:
+        steps = pointwise.sub(x[1:], x[:-1])
+        view = [1] * y.ndim
+        view[dim] = length - 1
+        steps = steps.reshape(view)
+    else:
+        xd = layout.normalize_dim(dim - y.ndim, x.ndim) if x.ndim != y.ndim else dim
+        steps = pointwise.sub(x.narrow(xd, 1, length - 1), x.narrow(xd, 0, length - 1))
+    return pointwise.div(reductions.sum(pointwise.mul(pair_sums, steps), dim), 2)
+
+
+trapz = trapezoid
+
+
+METHODS = {name: globals()[name] for name in __all__ if name not in ("std_mean", "isin", "trapezoid", "trapz")}

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from ..tensor import layout
-from ..tensor.dtype import int32, int64
-from . import meta_rules as mr
-from .registry import register_op
+from ...tensor import layout
+from ...tensor.dtype import int32, int64
+from ..core import meta_rules as mr
+from ..core.registry import register_op
 
 __all__ = ["sort", "argsort", "msort", "topk", "searchsorted", "bucketize"]
 
@@ -173,7 +173,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     """
     right = _check_side(side, right)
     if sorter is not None:
-        from .shape_ops import gather
+        from ..shape.shape_ops import gather
 
         sorted_sequence = gather(sorted_sequence, -1, sorter)
     kwargs = {}

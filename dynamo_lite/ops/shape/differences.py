@@ -1,11 +1,14 @@
 """diff, rot90 and cdist, written with registered ops (graphs capture them, autograd differentiates them)."""
 from __future__ import annotations
 
-from ..tensor import layout
-from ..tensor.dtype import bool_
-from . import comparison, meta_rules as mr, pointwise, shape_ops
-from .autocast_policy import float32_function
-from .linalg import norm
+from ...tensor import layout
+from ...tensor.dtype import bool_
+from ..pointwise import comparison
+from ..core import meta_rules as mr
+from ..pointwise import pointwise
+from . import shape_ops
+from ..autocast.policy import float32_function
+from ..linalg.linalg import norm
 
 __all__ = ["cdist", "diff", "rot90"]
 

@@ -12,14 +12,14 @@ import operator
 
 import numpy as np
 
-from ..tensor import indexing as rules
-from ..tensor.dtype import bool_, int16, int32, int64, int8, uint8
-from ..tensor.layout import broadcast_shapes
-from ..tensor.meta import TensorMeta
-from ..tensor.tensor import from_array
-from .comparison import masked_fill_
-from .conversions import _is_tensor, copy_, fill_, to
-from .registry import register_op
+from ...tensor import indexing as rules
+from ...tensor.dtype import bool_, int16, int32, int64, int8, uint8
+from ...tensor.layout import broadcast_shapes
+from ...tensor.meta import TensorMeta
+from ...tensor.tensor import from_array
+from ..pointwise.comparison import masked_fill_
+from ..creation.conversions import _is_tensor, copy_, fill_, to
+from ..core.registry import register_op
 from .views import view, view_meta
 
 __all__ = ["index_put"]
@@ -110,7 +110,7 @@ class _Advanced:
 
 
 def _index_tensor(value):
-    from .factories import tensor
+    from ..creation.factories import tensor
 
     if isinstance(value, list) and len(value) == 0:
         return tensor([], dtype=int64)
@@ -181,7 +181,7 @@ def _mask_indices(mask, target_sizes, first_dim: int) -> list:
     turned into integer indices by reading it; on proxy tensors (tracing) reading raises.
     """
     if isinstance(mask.tensor, bool):
-        from .factories import tensor
+        from ..creation.factories import tensor
 
         return [tensor([0] if mask.tensor else [], dtype=int64)]
     m = mask.tensor
@@ -230,7 +230,7 @@ def getitem(self, index):
 def _as_value(self, value):
     if _is_tensor(value) or isinstance(value, (bool, int, float, np.number, np.bool_)):
         return value
-    from .factories import tensor
+    from ..creation.factories import tensor
 
     return tensor(value, dtype=self.dtype, device=self.device)
 
@@ -275,7 +275,7 @@ def index_put_(self, indices, values, accumulate: bool = False):
 
 def index_put(input, indices, values, accumulate: bool = False):
     """Out-of-place ``index_put_``: a copy of ``input`` with ``values`` written at ``indices``."""
-    from .conversions import clone
+    from ..creation.conversions import clone
 
     return index_put_(clone(input), indices, values, accumulate)
 

@@ -1,16 +1,16 @@
 """Rearranging ops: roll, repeat_interleave, meshgrid, hstack/vstack/dstack and atleast_nd."""
 from __future__ import annotations
 
-from ..tensor import layout
-from ..tensor.dtype import int32, int64
-from . import meta_rules as mr
-from .registry import register_op
+from ...tensor import layout
+from ...tensor.dtype import int32, int64
+from ..core import meta_rules as mr
+from ..core.registry import register_op
 from .shape_ops import cat
 from .views import expand, reshape
 
 __all__ = [
-    "roll", "repeat_interleave", "meshgrid", "hstack", "vstack", "dstack", "column_stack",
-    "atleast_1d", "atleast_2d", "atleast_3d",
+    "roll", "repeat_interleave", "meshgrid", "hstack", "vstack", "dstack", "column_stack", "atleast_1d",
+    "atleast_2d", "atleast_3d",
 ]
 
 INDEX_DTYPES = (int32, int64)
@@ -123,7 +123,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         [1, 1, 2, 2]
     """
     if repeats is None:  # repeat_interleave(repeats): indices 0..n-1, each repeated
-        from .factories import arange
+        from ..creation.factories import arange
 
         repeats = input
         input = arange(layout.prod(repeats.shape), device=repeats.device)

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import layout
-from ..tensor.dtype import int32, int64
-from ..tensor.meta import TensorMeta
-from . import meta_rules as mr
-from .registry import register_op
+from ...tensor import layout
+from ...tensor.dtype import int32, int64
+from ...tensor.meta import TensorMeta
+from ..core import meta_rules as mr
+from ..core.registry import register_op
 
 __all__ = ["scatter", "scatter_add", "scatter_reduce", "index_fill"]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor.dtype import bool_, float64, int64
-from ..tensor.layout import broadcast_shapes, normalize_dim
-from . import meta_rules as mr
-from .registry import register_op
+from ...tensor.dtype import bool_, float64, int64
+from ...tensor.layout import broadcast_shapes, normalize_dim
+from ..core import meta_rules as mr
+from ..core.registry import register_op
 
 __all__ = ["nonzero", "argwhere", "masked_select", "unique", "bincount", "count_nonzero"]
 
@@ -118,7 +118,7 @@ def count_nonzero(input, dim=None):
         >>> dl.count_nonzero(dl.tensor([0, 3, 5])).item()
         2
     """
-    from .reductions import sum
+    from ..reductions.reductions import sum
 
     return sum(input != 0, dim)
 
@@ -167,7 +167,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         >>> dl.unique(dl.tensor([3, 1, 3])).tolist()
         [1, 3]
     """
-    from .sorting import sort
+    from ..reductions.sorting import sort
 
     if dim is None:
         flat = input.reshape(-1)

@@ -2,17 +2,15 @@
 index_select, one_hot, repeat and constant padding."""
 from __future__ import annotations
 
-import operator
-
-from ..tensor import layout
-from ..tensor.dtype import int32, int64
-from ..tensor.layout import as_size, normalize_dim, normalize_dims
-from . import meta_rules as mr
-from .registry import register_op
+from ...tensor import layout
+from ...tensor.dtype import int32, int64
+from ...tensor.layout import as_size, normalize_dim, normalize_dims
+from ..core import meta_rules as mr
+from ..core.registry import register_op
 
 __all__ = [
-    "cat", "concat", "concatenate", "stack", "flip", "tril", "triu", "gather", "index_select",
-    "tile", "constant_pad_nd",
+    "cat", "concat", "concatenate", "stack", "flip", "tril", "triu", "gather", "index_select", "tile",
+    "constant_pad_nd",
 ]
 
 INDEX_DTYPES = (int32, int64)

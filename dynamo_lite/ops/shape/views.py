@@ -13,17 +13,17 @@ import operator
 
 import numpy as np
 
-from ..tensor import layout
-from ..tensor import views as rules
-from ..tensor.layout import as_size, contiguous_format, preserve_format
-from ..tensor.meta import TensorMeta
-from .conversions import clone_op
-from .registry import register_op
+from ...tensor import layout
+from ...tensor import views as rules
+from ...tensor.layout import as_size, contiguous_format, preserve_format
+from ...tensor.meta import TensorMeta
+from ..creation.conversions import clone_op
+from ..core.registry import register_op
 
 __all__ = [
-    "as_strided", "broadcast_to", "chunk", "detach", "flatten", "movedim", "moveaxis", "narrow",
-    "permute", "reshape", "select", "split", "squeeze", "swapaxes", "swapdims", "t", "transpose",
-    "unbind", "unflatten", "unsqueeze",
+    "as_strided", "broadcast_to", "chunk", "detach", "flatten", "movedim", "moveaxis", "narrow", "permute",
+    "reshape", "select", "split", "squeeze", "swapaxes", "swapdims", "t", "transpose", "unbind", "unflatten",
+    "unsqueeze",
 ]
 
 

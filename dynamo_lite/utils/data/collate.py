@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from ...ops.api import as_tensor, from_numpy, stack, tensor
+from ...ops.core.api import as_tensor, from_numpy, stack, tensor
 from ...tensor.dtype import float64, int64
 from ...tensor.tensor import Tensor
 from .worker import get_worker_info

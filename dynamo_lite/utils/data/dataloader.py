@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import itertools
 
-from ...ops.api import empty
+from ...ops.core.api import empty
 from ...tensor.dtype import int64
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset

@@ -4,7 +4,7 @@ from __future__ import annotations
 import bisect
 import math
 
-from ...ops.api import randperm
+from ...ops.core.api import randperm
 
 
 class Dataset:

@@ -1,7 +1,7 @@
 """Samplers: which dataset indices a DataLoader reads, and in which order and batches."""
 from __future__ import annotations
 
-from ...ops.api import empty, multinomial, randint, randperm, tensor
+from ...ops.core.api import empty, multinomial, randint, randperm, tensor
 from ...tensor.dtype import float64, int64
 from ...tensor.generator import Generator
 

@@ -9,7 +9,7 @@ import types
 from ....nn.module import Module
 from ....optim.optimizer import Optimizer
 from ....optim.tracked import TrackedDict, TrackedList, TrackedState
-from ....ops.registry import Op
+from ....ops.core.registry import Op
 from ....tensor.device import device as Device
 from ....tensor.dtype import dtype as DType
 from ....tensor.layout import Size, _MemoryFormat

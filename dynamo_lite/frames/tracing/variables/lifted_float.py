@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import operator
 
-from ....ops.api import tensor as make_tensor
+from ....ops.core.api import tensor as make_tensor
 from ....tensor.dtype import float64, get_default_dtype
 from .. import guards as G
 from ..proxy import ProxyTensor

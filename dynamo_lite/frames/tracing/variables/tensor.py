@@ -77,7 +77,7 @@ class TracedCallableVariable(VariableTracker):
     """A dynamo_lite library callable (op, ``dl.*``, tensor method, ``nn.functional``).
 
     Called with proxies in place of tensors while the output graph records every op;
-    see NOTE: [tracing through library code] in ops/dispatch.py.
+    see NOTE: [tracing through library code] in ops/core/dispatch.py.
     """
 
     def __init__(self, fn, description: str | None = None, source=None):

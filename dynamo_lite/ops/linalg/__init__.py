@@ -1,0 +1,1 @@
+"""Linear algebra: the matmul family, contractions (einsum), products, solves and decompositions."""

@@ -1,0 +1,1 @@
+"""Neural-network ops: convolution, pooling, layer norm, embeddings, dropout, resampling and their adjoints."""

@@ -1,0 +1,1 @@
+"""Elementwise ops: arithmetic, unary math and activations, comparisons, special and complex functions."""

@@ -1,0 +1,1 @@
+"""Random ops: the random factories (rand, randn, ...) and sampling (multinomial, normal, in-place fills)."""

@@ -1,0 +1,1 @@
+"""Views, indexing, scatter/gather, joins, splits, rearrangements and data-dependent selection."""
