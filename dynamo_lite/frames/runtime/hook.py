@@ -56,6 +56,17 @@ SENTINEL = _RunOriginal()
 
 _VARARG_FLAGS = (0x04, 0x08)  # CO_VARARGS, CO_VARKEYWORDS: each adds one argument slot
 
+# NOTE: [compiled recursion] A compiled call costs three frames where the plain call costs
+# one (the instrumented frame, the dispatcher, the translation), so a recursion that fits
+# the interpreter's limit eagerly would overflow compiled. A code with this many compiled
+# runs already on the thread's stack runs its original body (one frame per level: a
+# compiled recursion needs only 2 + 2 * RECURSIVE_COMPILED_LEVELS frames more than eager), and a
+# cache miss with fewer than TRANSLATE_HEADROOM frames left runs eagerly instead of
+# translating (the translator recurses too); a RecursionError or MemoryError raised inside
+# the translator makes only that call eager, never a cached decision.
+RECURSIVE_COMPILED_LEVELS = 4
+TRANSLATE_HEADROOM = 250
+
 
 def argument_names(code: types.CodeType) -> tuple[str, ...]:
     """Names of the code's arguments in frame order: positional, kw-only, *args, **kwargs."""
@@ -132,6 +143,15 @@ def build_instrumented(cache: CodeCache, state: FrameState, dispatch: Callable) 
     instrumented = bc.to_code(compute_exception_stack_depths=False)
     # The library then sizes the stack from the normal flow only: handlers need the original's.
     return instrumented.replace(co_stacksize=max(instrumented.co_stacksize, code.co_stacksize))
+
+
+def _stack_headroom() -> int:
+    """Frames left before the interpreter's recursion limit on this thread."""
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return sys.getrecursionlimit() - depth
 
 
 class FrameHook:
@@ -269,6 +289,12 @@ class FrameHook:
     # ----------------------------------------------------------------- dispatch
     def dispatch(self, config: CompileConfig, key: CodeCache, values: tuple):
         """Called by the prologue when ``config`` is active: the frame's return value, or ``SENTINEL``."""
+        running = self.state.running
+        if running is None:
+            running = self.state.running = {}
+        level = running.get(key, 0)
+        if level >= RECURSIVE_COMPILED_LEVELS:  # NOTE: [compiled recursion]
+            return SENTINEL
         cells = ()
         if key.n_free:
             cells = values[len(values) - key.n_free:]
@@ -291,12 +317,19 @@ class FrameHook:
         run = entry.run
         if run is None:
             return SENTINEL
-        return run(*values, *cells) if cells else run(*values)
+        running[key] = level + 1
+        try:
+            return run(*values, *cells) if cells else run(*values)
+        finally:
+            running[key] = level
 
     def _on_miss(self, key: CodeCache, values: tuple, config: CompileConfig, f_globals: dict,
                  cells: tuple = ()) -> CacheEntry | None:
         if key.gave_up:  # past the size limit: eager, without taking the lock
             self.stats.cache_misses += 1
+            return None
+        if _stack_headroom() < TRANSLATE_HEADROOM:  # NOTE: [compiled recursion]
+            graph_breaks_log.info("%s runs eagerly this call: the stack is near the recursion limit", key.where)
             return None
         with self._lock:
             try:
@@ -326,6 +359,8 @@ class FrameHook:
                 self.stats.guard_failures.append(GuardFailureRecord(key.code.co_qualname, failure))
                 recompiles_log.info("recompiling %s: guard failed: %s", key.where, failure)
             entry = self._translate_frame(key, values, config, f_globals, cells)
+            if entry is None:
+                return None
             key.add(entry)
             if entry.run is None:
                 self._record_fallback(key, entry.report.fallback_reason or "translator chose eager")
@@ -335,12 +370,20 @@ class FrameHook:
                 self.stats.graph_breaks += len(entry.report.break_reasons)
             return entry
 
-    def _translate_frame(self, key, values, config, f_globals, cells=()) -> CacheEntry:
+    def _translate_frame(self, key, values, config, f_globals, cells=()) -> CacheEntry | None:
+        """The entry translated for this call; None when resources ran out (this call runs eagerly)."""
         code = key.code
         request = FrameRequest(code, f_globals, key.names, values, config, self, cells)
         try:
             with self.suspended():
                 return self._translate(request)
+        except (RecursionError, MemoryError) as exc:  # NOTE: [compiled recursion]
+            if config.fullgraph:
+                raise
+            log.warning("%s runs eagerly this call: the translator ran out of %s (%s)", key.where,
+                        "stack" if isinstance(exc, RecursionError) else "memory", type(exc).__name__)
+            self._record_fallback(key, f"translation raised {type(exc).__name__}")
+            return None
         except Unsupported as exc:
             exc.located(code.co_filename, code.co_firstlineno)
             if config.fullgraph:
