@@ -24,6 +24,7 @@ import threading
 from . import disk_cache
 from .build_errors import BuildError
 from .disk_cache import cache_dir
+from .threads import THREADS
 
 # No -ffast-math: NaN, infinity and signed zeros behave as in eager mode. -ffp-contract=off:
 # no fused multiply-add, so a*b+c rounds twice like NumPy's two ufuncs. -fno-math-errno
@@ -124,7 +125,9 @@ def build(source: str) -> ctypes.CDLL:
         try:
             with _LOCK:
                 _sleeping_openmp_threads()
-                return ctypes.CDLL(path)
+                library = ctypes.CDLL(path)
+                THREADS.libraries_loaded = True  # NOTE: [kernels after fork]
+                return library
         except OSError as exc:  # e.g. an older libmvec without a vector variant the code calls
             errors.append(f"loading {os.path.basename(path)} failed: {exc}")
     raise BuildError("; ".join(errors))
