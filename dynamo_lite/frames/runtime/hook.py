@@ -12,8 +12,12 @@ are, in Python terms::
     <original body, untouched, in the same frame>
 
 ``STATE`` (this hook's thread-local ``FrameState``), ``DISPATCH`` (the bound method
-``FrameHook.dispatch``), ``KEY`` (the ``CodeCache`` of the original code) and
-``SENTINEL`` live in ``co_consts``. Arguments are loaded with LOAD_FAST, or LOAD_DEREF
+``FrameHook.dispatch``) and ``SENTINEL`` are builtins the hook installs under names of
+its own (``__dynamo_lite_state_0__`` ...), loaded with LOAD_GLOBAL; ``KEY`` is the token
+string of the ``CodeCache`` of the original code (NOTE: [code tokens]). So ``co_consts``
+holds only constants ``marshal`` can write: an instrumented code marshals (cloudpickle and
+similar tools), and run where dynamo_lite is imported but this process's caches are not,
+it runs its original body. Arguments are loaded with LOAD_FAST, or LOAD_DEREF
 when a closure captures them (MAKE_CELL already boxed them); free variables are passed as
 cells and opened by the dispatcher, so an unbound free variable cannot raise in the
 prologue; a translation gets their contents (``c0``...) and then the cells themselves. The config rides on the stack into the call (``[DISPATCH, config, ...]`` is the
@@ -25,6 +29,8 @@ and line numbers are those of the plain function.
 """
 from __future__ import annotations
 
+import builtins
+import itertools
 import sys
 import threading
 import types
@@ -35,7 +41,7 @@ from bytecode import Bytecode, CellVar, Instr, Label
 
 from ... import config
 from ..bytecode import compat
-from .cache import CacheEntry, CodeCache, cache_of, fallback_entry, original_code
+from .cache import TOKENS, CacheEntry, CodeCache, cache_of, fallback_entry, foreign_token, original_code
 from .context import UNBOUND, Activation, CompileConfig, FrameRequest, FrameState, Suspension
 from ..errors import Unsupported
 from ..logs import bytecode_log, graph_breaks_log, log, recompiles_log
@@ -81,6 +87,8 @@ def not_instrumentable(code: types.CodeType) -> str | None:
         return "generators, coroutines and async generators run eagerly"
     if cache_of(code) is not None:
         return "already instrumented"
+    if foreign_token(code):
+        return "instrumented in another process (its prologue runs the original body here)"
     return None
 
 
@@ -100,7 +108,19 @@ def _contents(cell):
         return UNBOUND
 
 
-def build_instrumented(cache: CodeCache, state: FrameState, dispatch: Callable) -> types.CodeType:
+class PrologueNames:
+    """The builtin names one hook's prologues load its state, dispatcher and sentinel by."""
+
+    _numbers = itertools.count()
+
+    def __init__(self, state: FrameState, dispatch: Callable):
+        number = next(self._numbers)
+        self.state, self.dispatch = f"__dynamo_lite_state_{number}__", f"__dynamo_lite_dispatch_{number}__"
+        self.sentinel = "__dynamo_lite_run_original__"
+        builtins.__dict__.update({self.state: state, self.dispatch: dispatch, self.sentinel: SENTINEL})
+
+
+def build_instrumented(cache: CodeCache, names: PrologueNames) -> types.CodeType:
     """The original code of ``cache`` with the dispatch prologue (see NOTE: [dispatch prologue])."""
     code = cache.code
     # The prologue leaves the stack empty, so every handler keeps its depth. Recomputing
@@ -120,19 +140,19 @@ def build_instrumented(cache: CodeCache, state: FrameState, dispatch: Callable) 
     loads += [compat.load_cell(name, location=loc) for name in cache.names[n_args:]]
     discard_then_body = Label()
     prologue = [
-        Instr("LOAD_CONST", state, location=loc),
+        Instr("LOAD_GLOBAL", (False, names.state), location=loc),
         compat.load_attr("config", location=loc),
         Instr("COPY", 1, location=loc),
         Instr(compat.POP_JUMP_IF_NONE, discard_then_body, location=loc),
         # stack: config -> dispatch, config: the layout of a method call, dispatch(config, ...)
         *compat.call_with_receiver(
-            dispatch,
-            [Instr("LOAD_CONST", cache, location=loc), *loads, Instr("BUILD_TUPLE", len(loads), location=loc)],
+            Instr("LOAD_GLOBAL", (False, names.dispatch), location=loc),
+            [Instr("LOAD_CONST", cache.token, location=loc), *loads, Instr("BUILD_TUPLE", len(loads), location=loc)],
             2,
             location=loc,
         ),
         Instr("COPY", 1, location=loc),
-        Instr("LOAD_CONST", SENTINEL, location=loc),
+        Instr("LOAD_GLOBAL", (False, names.sentinel), location=loc),
         Instr("IS_OP", 0, location=loc),
         Instr(compat.POP_JUMP_IF_TRUE, discard_then_body, location=loc),
         Instr("RETURN_VALUE", location=loc),
@@ -177,6 +197,7 @@ class FrameHook:
 
     def __init__(self, translate: Callable[[FrameRequest], CacheEntry], settings=None):
         self.state = FrameState()
+        self.prologue_names = PrologueNames(self.state, self.dispatch)
         self.stats = CompileStats()
         self.settings = config if settings is None else settings
         self.generation = 0  # bumped by reset(); wrappers re-instrument when it changes
@@ -225,19 +246,24 @@ class FrameHook:
         with self._lock:
             cache = self._caches.get(id(code))
             if cache is not None:
-                return cache.instrumented
+                instrumented = cache.instrumented
+                if instrumented is None:  # every function holding it is gone: build it again
+                    instrumented = build_instrumented(cache, self.prologue_names)
+                    cache.attach(instrumented)
+                return instrumented
             if id(code) in self._failed:
                 return None
             cache = CodeCache(code, argument_names(code) + code.co_freevars, len(code.co_freevars))
             try:
-                cache.instrumented = build_instrumented(cache, self.state, self.dispatch)
+                instrumented = build_instrumented(cache, self.prologue_names)
             except Exception:  # a rewrite we cannot do must never break the user's program
                 log.warning("could not instrument %s; it runs eagerly", cache.where, exc_info=True)
                 self._failed[id(code)] = code
                 return None
+            cache.attach(instrumented)
             self._caches[id(code)] = cache
             bytecode_log.debug("instrumented %s", cache.where)
-            return cache.instrumented
+            return instrumented
 
     def drop_entries(self, config: CompileConfig) -> None:
         """Remove every cache entry made under ``config`` (this very object) from every cache."""
@@ -287,8 +313,11 @@ class FrameHook:
         return Suspension(self.state)
 
     # ----------------------------------------------------------------- dispatch
-    def dispatch(self, config: CompileConfig, key: CodeCache, values: tuple):
+    def dispatch(self, config: CompileConfig, token: str, values: tuple):
         """Called by the prologue when ``config`` is active: the frame's return value, or ``SENTINEL``."""
+        key = TOKENS.get(token)
+        if key is None:  # a code of another process, or of a cache that is gone (NOTE: [code tokens])
+            return SENTINEL
         running = self.state.running
         if running is None:
             running = self.state.running = {}
