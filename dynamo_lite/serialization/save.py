@@ -140,10 +140,15 @@ def _replace_atomically(path: str, write) -> None:
     NOTE: [atomic save] The checkpoint is written to a temporary file in the same folder,
     flushed to disk (fsync), then renamed over the old one (``os.replace`` is atomic on one
     file system): a process killed mid-write, or a full disk (ENOSPC, EFBIG), leaves the old
-    checkpoint whole. A symlinked path replaces the file the link points to. The new file
+    checkpoint whole. A symlinked path replaces the file the link points to; a path that is
+    not a regular file (``/dev/null``, a pipe) is written in place. The new file
     gets the old one's permissions (a new path: the default ``0o666`` less the umask).
     """
     target = os.path.realpath(path)
+    if os.path.exists(target) and not os.path.isfile(target):  # a device or a pipe: written in place
+        with open(target, "wb") as file:
+            write(file)
+        return
     folder = os.path.dirname(target) or "."
     fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder)
     try:

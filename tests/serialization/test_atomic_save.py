@@ -72,3 +72,7 @@ def test_save_keeps_the_mode_and_writes_through_a_symlink(tmp_path):
     mask = os.umask(0o022)
     os.umask(mask)
     assert os.stat(fresh).st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_save_to_a_device_writes_in_place():
+    dl.save({"w": dl.ones(1)}, os.devnull)  # not a regular file: no temporary file next to it
