@@ -6,21 +6,45 @@ kernels default to the CPU count), so ``get_num_threads`` returns a ``ThreadCoun
 int (the kernels' count) that also carries the BLAS's count at that moment. Setting it
 back restores both, so ``set_num_threads(get_num_threads())`` changes nothing and code
 that saves the count and restores it later puts everything back as it was.
+
+NOTE: [kernels after fork] GNU OpenMP's thread pool does not survive ``fork()``: a child
+that starts a parallel region after its parent started the pool waits forever for threads
+that were not copied. Once this process has loaded a kernel library, every process forked
+from it runs kernels on one thread (an OpenMP region of one thread never touches the pool),
+so ``fork`` stays safe for DataLoader workers and the user's own pools.
+``set_num_threads`` in such a child keeps one thread and says why.
 """
 from __future__ import annotations
 
+import logging
 import os
 
 from ..numpy import _usable_cpus
 from .blas_threads import blas_threads, set_blas_threads
 
 
+log = logging.getLogger("dynamo_lite")
+
+
 class ThreadSetting:
-    """The thread count C kernels run with (``value``, read by every kernel call)."""
+    """The thread count C kernels run with (``value``, read by every kernel call).
+
+    Attributes:
+        libraries_loaded: a kernel library (and so OpenMP) is loaded in this process.
+        forked: this process was forked after that: kernels stay on one thread
+            (NOTE: [kernels after fork]).
+    """
 
     def __init__(self):
         env = os.environ.get("OMP_NUM_THREADS", "")
         self.value = int(env) if env.isdigit() and int(env) > 0 else _usable_cpus()
+        self.libraries_loaded = False
+        self.forked = False
+
+    def after_fork_in_child(self) -> None:
+        if self.libraries_loaded:
+            self.forked = True
+            self.value = 1
 
 
 class ThreadCount(int):
@@ -36,6 +60,8 @@ class ThreadCount(int):
 
 
 THREADS = ThreadSetting()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=THREADS.after_fork_in_child)
 
 
 def set_num_threads(n: int) -> None:
@@ -52,6 +78,10 @@ def set_num_threads(n: int) -> None:
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ValueError(f"set_num_threads expects a positive int, got {n!r}")
     blas = n.blas if isinstance(n, ThreadCount) else int(n)
+    if THREADS.forked and n > 1:
+        log.warning("set_num_threads(%d): native kernels stay on one thread in a process forked after they were "
+                    "loaded (OpenMP's thread pool does not survive fork)", n)
+        n = 1
     THREADS.value = int(n)
     if blas is not None:
         set_blas_threads(blas)

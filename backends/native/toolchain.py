@@ -1,12 +1,9 @@
 """The system C compiler: find it, build a shared object into the disk cache, load it with ctypes.
 
-NOTE: [native build cache] One C source becomes one shared object named by a hash of the
-source, the compiler's version line, the flags and the CPU model (``-march=native``
-code must not be reused on another CPU). Objects live in ``DYNAMO_LITE_CACHE_DIR`` or
-else a per-user directory (``$XDG_CACHE_HOME/dynamo_lite/native``, ``~/.cache/...``),
-so a second process loads without compiling. A build writes a temporary file in the
-same directory and renames it into place: ``rename`` is atomic, so processes building
-the same entry at once never see a partial file (the last rename wins, all are equal).
+The cache of built objects (a private folder, atomic entries checked against their content
+hash before they are loaded) is ``disk_cache`` (NOTE: [native build cache]). Every failure
+of a build (no compiler, a compiler error or timeout, an unusable cache folder, an OSError)
+is a ``BuildError``: the graph stays on numpy with one logged line.
 
 Loading uses ``ctypes`` (standard library, no new dependency; ``cffi`` would add one and
 its faster calls matter little next to a kernel's work). ``ctypes.CDLL`` functions
@@ -20,9 +17,14 @@ import hashlib
 import os
 import platform
 import shutil
+import signal
 import subprocess
-import tempfile
 import threading
+
+from . import disk_cache
+from .build_errors import BuildError
+from .disk_cache import cache_dir
+from .threads import THREADS
 
 # No -ffast-math: NaN, infinity and signed zeros behave as in eager mode. -ffp-contract=off:
 # no fused multiply-add, so a*b+c rounds twice like NumPy's two ufuncs. -fno-math-errno
@@ -35,12 +37,10 @@ BASE_FLAGS = ("-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-ffp-cont
 VECTOR_MATH_LIBS = ("-lmvec", "-lm")
 SCALAR_MATH_LIBS = ("-lm",)
 COMPILER_CANDIDATES = ("cc", "gcc", "clang")
+# A compiler run longer than this (seconds) is stopped and the build fails.
+BUILD_TIMEOUT_SECONDS = 300
 
 _LOCK = threading.Lock()
-
-
-class BuildError(RuntimeError):
-    """No C compiler, or the compiler rejected a kernel (the message says which)."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -52,8 +52,8 @@ def _compiler_for(cc_env: str | None, path: str | None) -> tuple:
         if found:
             try:
                 out = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30)
-            except OSError as exc:
-                raise BuildError(f"C compiler {found} does not run: {exc}") from exc
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                raise BuildError(f"C compiler {found} does not run: {exc}") from None
             return found, (out.stdout.splitlines() or ["unknown"])[0]
     looked = f"CC={cc_env!r}" if cc_env else f"{', '.join(COMPILER_CANDIDATES)} on PATH"
     raise BuildError(f"no C compiler found (looked for {looked})")
@@ -74,15 +74,6 @@ def compiler_available() -> tuple:
         return True, find_compiler()[1]
     except BuildError as exc:
         return False, str(exc)
-
-
-def cache_dir() -> str:
-    """The directory of cached shared objects (``DYNAMO_LITE_CACHE_DIR`` overrides)."""
-    root = os.environ.get("DYNAMO_LITE_CACHE_DIR")
-    if not root:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        root = os.path.join(base, "dynamo_lite")
-    return os.path.join(root, "native")
 
 
 @functools.lru_cache(maxsize=1)
@@ -113,43 +104,80 @@ def build(source: str) -> ctypes.CDLL:
     """The loaded shared object of ``source``: from the disk cache, else compiled into it.
 
     Raises:
-        BuildError: no compiler, or it failed (with its diagnostics).
+        BuildError: no compiler, it failed (with its diagnostics) or timed out, or the cache
+            folder cannot be used (NOTE: [native build cache]).
     """
     compiler, version = find_compiler()
+    directory = disk_cache.private_directory()
+    disk_cache.remove_dead_temporaries(directory)
     errors = []
     for libs in (VECTOR_MATH_LIBS, SCALAR_MATH_LIBS):
         text = source if libs is VECTOR_MATH_LIBS else "#define DL_NO_VECTOR_MATH 1\n" + source
         key = hashlib.sha256("\0".join((text, version, " ".join(BASE_FLAGS + libs), _cpu_model())).encode())
-        path = os.path.join(cache_dir(), f"k_{key.hexdigest()[:32]}.so")
-        if not os.path.exists(path):
+        key = key.hexdigest()[:32]
+        path = disk_cache.verified_entry(directory, key)
+        if path is None:
             try:
-                _compile(compiler, text, path, libs)
+                path = disk_cache.publish(directory, key, _compile(compiler, text, directory, libs))
             except BuildError as exc:
                 errors.append(str(exc))
                 continue
         try:
             with _LOCK:
                 _sleeping_openmp_threads()
-                return ctypes.CDLL(path)
+                library = ctypes.CDLL(path)
+                THREADS.libraries_loaded = True  # NOTE: [kernels after fork]
+                return library
         except OSError as exc:  # e.g. an older libmvec without a vector variant the code calls
             errors.append(f"loading {os.path.basename(path)} failed: {exc}")
     raise BuildError("; ".join(errors))
 
 
-def _compile(compiler: str, source: str, path: str, libs: tuple) -> None:
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    fd, c_file = tempfile.mkstemp(suffix=".c", dir=directory)
-    tmp_so = c_file[:-2] + ".so.tmp"
+def _compile(compiler: str, source: str, directory: str, libs: tuple) -> str:
+    """Compile ``source`` to a temporary file in ``directory``; its path."""
+    c_file = disk_cache.temporary_path(directory, ".c")
+    tmp_so = c_file[:-2] + ".so"
     try:
-        with os.fdopen(fd, "w") as f:
+        with open(c_file, "x") as f:
             f.write(source)
-        result = subprocess.run([compiler, *BASE_FLAGS, c_file, "-o", tmp_so, *libs],
-                                capture_output=True, text=True, timeout=300)
-        if result.returncode != 0:
-            raise BuildError(f"{os.path.basename(compiler)} failed: {result.stderr.strip()[-2000:]}")
-        os.replace(tmp_so, path)  # atomic: see NOTE: [native build cache]
+        _run_compiler([compiler, *BASE_FLAGS, c_file, "-o", tmp_so, *libs], os.path.basename(compiler))
+        return tmp_so
+    except OSError as exc:
+        _discard(tmp_so)
+        raise BuildError(f"building in {directory} failed: {exc}") from None
+    except BaseException:
+        _discard(tmp_so)
+        raise
     finally:
-        for leftover in (c_file, tmp_so):
-            if os.path.exists(leftover):
-                os.unlink(leftover)
+        _discard(c_file)
+
+
+def _run_compiler(command: list, name: str) -> None:
+    """Run the compiler in its own process group, killed whole (cc1, as, ld) past the timeout."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True)
+    try:
+        _, stderr = process.communicate(timeout=BUILD_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        raise BuildError(f"{name} did not finish within {BUILD_TIMEOUT_SECONDS} s (stopped)") from None
+    except BaseException:
+        _kill_group(process)
+        raise
+    if process.returncode != 0:
+        raise BuildError(f"{name} failed: {stderr.strip()[-2000:]}")
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    process.communicate()
+
+
+def _discard(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

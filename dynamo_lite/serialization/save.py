@@ -6,6 +6,7 @@ import io
 import os
 import pickle
 import struct
+import tempfile
 import uuid
 import zipfile
 
@@ -113,21 +114,86 @@ def save(obj, f) -> None:
     pickler = _CheckpointPickler(buffer)
     pickler.dump(obj)
     path = os.fspath(f) if isinstance(f, (str, os.PathLike)) else None
-    prefix = os.path.splitext(os.path.basename(path))[0] if path else "archive"
-    target = open(path, "wb") if path else f
+    if path is None:
+        _write_archive(f, "archive", buffer.getvalue(), pickler.storages.values())
+        return
+    prefix = os.path.splitext(os.path.basename(path))[0]
+    _replace_atomically(path, lambda target: _write_archive(target, prefix, buffer.getvalue(),
+                                                            pickler.storages.values()))
+
+
+def _write_archive(target, prefix: str, data_pkl: bytes, storages) -> None:
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as archive:
+        _write_record(archive, f"{prefix}/data.pkl", data_pkl)
+        _write_record(archive, f"{prefix}/.format_version", FORMAT_VERSION)
+        _write_record(archive, f"{prefix}/.storage_alignment", str(ALIGNMENT).encode())
+        _write_record(archive, f"{prefix}/byteorder", BYTEORDER)
+        for key, storage in storages:
+            _write_record(archive, f"{prefix}/data/{key}", _host_bytes(storage))
+        _write_record(archive, f"{prefix}/version", ARCHIVE_VERSION)
+        _write_record(archive, f"{prefix}/.data/serialization_id", uuid.uuid4().hex.encode().ljust(40, b"0"))
+
+
+def _replace_atomically(path: str, write) -> None:
+    """Write a new file through ``write(file)`` and put it in ``path``'s place in one step.
+
+    NOTE: [atomic save] The checkpoint is written to a temporary file in the same folder,
+    flushed to disk (fsync), then renamed over the old one (``os.replace`` is atomic on one
+    file system): a process killed mid-write, or a full disk (ENOSPC, EFBIG), leaves the old
+    checkpoint whole. A symlinked path replaces the file the link points to; a path that is
+    not a regular file (``/dev/null``, a pipe) is written in place. The new file
+    gets the old one's permissions (a new path: the default ``0o666`` less the umask).
+    """
+    target = os.path.realpath(path)
+    if os.path.exists(target) and not os.path.isfile(target):  # a device or a pipe: written in place
+        with open(target, "wb") as file:
+            write(file)
+        return
+    folder = os.path.dirname(target) or "."
+    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=folder)
     try:
-        with zipfile.ZipFile(target, "w", zipfile.ZIP_STORED) as archive:
-            _write_record(archive, f"{prefix}/data.pkl", buffer.getvalue())
-            _write_record(archive, f"{prefix}/.format_version", FORMAT_VERSION)
-            _write_record(archive, f"{prefix}/.storage_alignment", str(ALIGNMENT).encode())
-            _write_record(archive, f"{prefix}/byteorder", BYTEORDER)
-            for key, storage in pickler.storages.values():
-                _write_record(archive, f"{prefix}/data/{key}", _host_bytes(storage))
-            _write_record(archive, f"{prefix}/version", ARCHIVE_VERSION)
-            _write_record(archive, f"{prefix}/.data/serialization_id", uuid.uuid4().hex.encode().ljust(40, b"0"))
+        with os.fdopen(fd, "wb") as file:
+            write(file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, _mode_for(target))
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    try:  # the rename itself reaches the disk with the folder's entry
+        directory = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(directory)
+    except OSError:
+        pass
     finally:
-        if path:
-            target.close()
+        os.close(directory)
+
+
+def _mode_for(target: str) -> int:
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # no /proc: read it by setting it (and put it back at once)
+    os.umask(mask)
+    return mask
 
 
 def _host_bytes(storage) -> bytes:

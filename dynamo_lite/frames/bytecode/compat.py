@@ -110,7 +110,8 @@ def call_pushed(callee_instrs: list[Instr], arg_instrs: list[Instr], nargs: int,
 
 
 def call_with_receiver(fn, arg_instrs: list[Instr], nargs: int, *, location=None) -> list[Instr]:
-    """Call the constant ``fn`` as ``fn(receiver, *args)`` where ``receiver`` is on the stack.
+    """Call ``fn`` (a constant, or the instruction that loads it) as ``fn(receiver, *args)``
+    where ``receiver`` is on the stack.
 
     Every supported version reads ``[callable, self, args...]`` under CALL as a method
     call (3.11/3.12: a non-NULL slot below the callable is the method; 3.13: the slot
@@ -120,7 +121,8 @@ def call_with_receiver(fn, arg_instrs: list[Instr], nargs: int, *, location=None
     call = [Instr("CALL", nargs, location=location)]
     if CALL_CONVENTION.precall:
         call.insert(0, Instr("PRECALL", nargs, location=location))
-    swap = [Instr("LOAD_CONST", fn, location=location), Instr("SWAP", 2, location=location)]
+    load = fn if isinstance(fn, Instr) else Instr("LOAD_CONST", fn, location=location)
+    swap = [load, Instr("SWAP", 2, location=location)]
     return swap + list(arg_instrs) + call
 
 

@@ -1,7 +1,10 @@
 """Per-code-object cache of translations: a most-recent-first list of guarded entries."""
 from __future__ import annotations
 
+import itertools
+import os
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -45,11 +48,29 @@ def fallback_entry(config: CompileConfig, reason: str) -> CacheEntry:
     return CacheEntry(_always, None, _never_fails, config, TranslationReport(fallback_reason=reason))
 
 
+# NOTE: [code tokens] An instrumented code names its cache by a token string in co_consts
+# (objects there would make the code impossible to marshal): "<dynamo_lite code cache
+# P:N>", P random per process, N a counter. TOKENS maps it to the CodeCache while the
+# instrumented code lives (a weakref finalizer drops it with the code, as the object in
+# co_consts used to live exactly as long), so a token from another process, or of a code
+# that is gone, finds nothing and its call runs the original body.
+ANY_TOKEN_PREFIX = "<dynamo_lite code cache "
+TOKEN_PREFIX = f"{ANY_TOKEN_PREFIX}{os.urandom(6).hex()}:"
+TOKENS: dict = {}
+_token_numbers = itertools.count()
+
+
+def foreign_token(code: types.CodeType) -> bool:
+    """True for a code instrumented in another process (marshalled or pickled here)."""
+    return any(type(c) is str and c.startswith(ANY_TOKEN_PREFIX) and not c.startswith(TOKEN_PREFIX)
+               for c in code.co_consts)
+
+
 def cache_of(code: types.CodeType) -> CodeCache | None:
-    """The ``CodeCache`` an instrumented code carries as its key, or None for plain code."""
+    """The ``CodeCache`` an instrumented code names by its token, or None for plain code."""
     for const in code.co_consts:
-        if type(const) is CodeCache:
-            return const
+        if type(const) is str and const.startswith(TOKEN_PREFIX):
+            return TOKENS.get(const)
     return None
 
 
@@ -59,6 +80,11 @@ def original_code(code: types.CodeType) -> types.CodeType:
     return code if cache is None else cache.code
 
 
+def _forget(cache: "CodeCache") -> None:
+    if cache.instrumented is None:  # not re-attached to a newer instrumented code meanwhile
+        TOKENS.pop(cache.token, None)
+
+
 def _same_config(entry: CacheEntry, config: CompileConfig) -> bool:
     return entry.config is config or entry.config == config
 
@@ -66,14 +92,15 @@ def _same_config(entry: CacheEntry, config: CompileConfig) -> bool:
 class CodeCache:
     """The cache of one original code object, plus what its prologue passes.
 
-    The instrumented code holds this object as a constant and passes it to the dispatcher
-    as the key, so a call finds its cache without a lookup. ``entries`` is a tuple
+    The instrumented code holds this object's ``token`` as a constant and passes it to the
+    dispatcher, which finds the cache in ``TOKENS`` (NOTE: [code tokens]). ``entries`` is a tuple
     replaced as a whole under the hook's lock: readers on other threads iterate a
     snapshot without locking.
 
     Attributes:
         code: the original code object.
-        instrumented: the code with the dispatch prologue (set by the hook).
+        instrumented: the code with the dispatch prologue while it lives (``attach``), else None.
+        token: the string naming this cache in its instrumented code.
         names: argument names then free-variable names, in prologue order.
         n_free: how many trailing values arrive as cells (the free variables).
         entries: most-recent-first ``CacheEntry`` tuple.
@@ -82,17 +109,29 @@ class CodeCache:
         shape_history: input sizes its compiles saw (NOTE: [automatic dynamic shapes]).
     """
 
-    __slots__ = ("code", "instrumented", "names", "n_free", "entries", "gave_up", "last_failure", "shape_history")
+    __slots__ = ("code", "_instrumented", "token", "names", "n_free", "entries", "gave_up", "last_failure",
+                 "shape_history")
 
     def __init__(self, code: types.CodeType, names: tuple[str, ...], n_free: int):
         self.code = code
-        self.instrumented: types.CodeType | None = None
+        self._instrumented = None
+        self.token = f"{TOKEN_PREFIX}{next(_token_numbers)}>"
         self.names = names
         self.n_free = n_free
         self.entries: tuple[CacheEntry, ...] = ()
         self.gave_up = False
         self.last_failure: str | None = None
         self.shape_history: dict = {}
+
+    @property
+    def instrumented(self) -> types.CodeType | None:
+        return None if self._instrumented is None else self._instrumented()
+
+    def attach(self, instrumented: types.CodeType) -> None:
+        """Register ``instrumented`` (which carries ``token``) as this cache's code (NOTE: [code tokens])."""
+        self._instrumented = weakref.ref(instrumented)
+        TOKENS[self.token] = self
+        weakref.finalize(instrumented, _forget, self)
 
     @property
     def where(self) -> str:

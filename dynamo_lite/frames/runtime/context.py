@@ -107,6 +107,7 @@ class FrameState(threading.local):
 
     config: CompileConfig | None = None
     suspended: int = 0
+    running: dict | None = None  # CodeCache -> how many of its compiled runs are on this thread's stack
 
 
 class Activation:

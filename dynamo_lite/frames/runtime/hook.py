@@ -12,8 +12,12 @@ are, in Python terms::
     <original body, untouched, in the same frame>
 
 ``STATE`` (this hook's thread-local ``FrameState``), ``DISPATCH`` (the bound method
-``FrameHook.dispatch``), ``KEY`` (the ``CodeCache`` of the original code) and
-``SENTINEL`` live in ``co_consts``. Arguments are loaded with LOAD_FAST, or LOAD_DEREF
+``FrameHook.dispatch``) and ``SENTINEL`` are builtins the hook installs under names of
+its own (``__dynamo_lite_state_0__`` ...), loaded with LOAD_GLOBAL; ``KEY`` is the token
+string of the ``CodeCache`` of the original code (NOTE: [code tokens]). So ``co_consts``
+holds only constants ``marshal`` can write: an instrumented code marshals (cloudpickle and
+similar tools), and run where dynamo_lite is imported but this process's caches are not,
+it runs its original body. Arguments are loaded with LOAD_FAST, or LOAD_DEREF
 when a closure captures them (MAKE_CELL already boxed them); free variables are passed as
 cells and opened by the dispatcher, so an unbound free variable cannot raise in the
 prologue; a translation gets their contents (``c0``...) and then the cells themselves. The config rides on the stack into the call (``[DISPATCH, config, ...]`` is the
@@ -25,6 +29,8 @@ and line numbers are those of the plain function.
 """
 from __future__ import annotations
 
+import builtins
+import itertools
 import sys
 import threading
 import types
@@ -35,7 +41,7 @@ from bytecode import Bytecode, CellVar, Instr, Label
 
 from ... import config
 from ..bytecode import compat
-from .cache import CacheEntry, CodeCache, cache_of, fallback_entry, original_code
+from .cache import TOKENS, CacheEntry, CodeCache, cache_of, fallback_entry, foreign_token, original_code
 from .context import UNBOUND, Activation, CompileConfig, FrameRequest, FrameState, Suspension
 from ..errors import Unsupported
 from ..logs import bytecode_log, graph_breaks_log, log, recompiles_log
@@ -56,6 +62,17 @@ SENTINEL = _RunOriginal()
 
 _VARARG_FLAGS = (0x04, 0x08)  # CO_VARARGS, CO_VARKEYWORDS: each adds one argument slot
 
+# NOTE: [compiled recursion] A compiled call costs three frames where the plain call costs
+# one (the instrumented frame, the dispatcher, the translation), so a recursion that fits
+# the interpreter's limit eagerly would overflow compiled. A code with this many compiled
+# runs already on the thread's stack runs its original body (one frame per level: a
+# compiled recursion needs only 2 + 2 * RECURSIVE_COMPILED_LEVELS frames more than eager), and a
+# cache miss with fewer than TRANSLATE_HEADROOM frames left runs eagerly instead of
+# translating (the translator recurses too); a RecursionError or MemoryError raised inside
+# the translator makes only that call eager, never a cached decision.
+RECURSIVE_COMPILED_LEVELS = 4
+TRANSLATE_HEADROOM = 250
+
 
 def argument_names(code: types.CodeType) -> tuple[str, ...]:
     """Names of the code's arguments in frame order: positional, kw-only, *args, **kwargs."""
@@ -70,6 +87,8 @@ def not_instrumentable(code: types.CodeType) -> str | None:
         return "generators, coroutines and async generators run eagerly"
     if cache_of(code) is not None:
         return "already instrumented"
+    if foreign_token(code):
+        return "instrumented in another process (its prologue runs the original body here)"
     return None
 
 
@@ -89,7 +108,19 @@ def _contents(cell):
         return UNBOUND
 
 
-def build_instrumented(cache: CodeCache, state: FrameState, dispatch: Callable) -> types.CodeType:
+class PrologueNames:
+    """The builtin names one hook's prologues load its state, dispatcher and sentinel by."""
+
+    _numbers = itertools.count()
+
+    def __init__(self, state: FrameState, dispatch: Callable):
+        number = next(self._numbers)
+        self.state, self.dispatch = f"__dynamo_lite_state_{number}__", f"__dynamo_lite_dispatch_{number}__"
+        self.sentinel = "__dynamo_lite_run_original__"
+        builtins.__dict__.update({self.state: state, self.dispatch: dispatch, self.sentinel: SENTINEL})
+
+
+def build_instrumented(cache: CodeCache, names: PrologueNames) -> types.CodeType:
     """The original code of ``cache`` with the dispatch prologue (see NOTE: [dispatch prologue])."""
     code = cache.code
     # The prologue leaves the stack empty, so every handler keeps its depth. Recomputing
@@ -109,19 +140,19 @@ def build_instrumented(cache: CodeCache, state: FrameState, dispatch: Callable) 
     loads += [compat.load_cell(name, location=loc) for name in cache.names[n_args:]]
     discard_then_body = Label()
     prologue = [
-        Instr("LOAD_CONST", state, location=loc),
+        Instr("LOAD_GLOBAL", (False, names.state), location=loc),
         compat.load_attr("config", location=loc),
         Instr("COPY", 1, location=loc),
         Instr(compat.POP_JUMP_IF_NONE, discard_then_body, location=loc),
         # stack: config -> dispatch, config: the layout of a method call, dispatch(config, ...)
         *compat.call_with_receiver(
-            dispatch,
-            [Instr("LOAD_CONST", cache, location=loc), *loads, Instr("BUILD_TUPLE", len(loads), location=loc)],
+            Instr("LOAD_GLOBAL", (False, names.dispatch), location=loc),
+            [Instr("LOAD_CONST", cache.token, location=loc), *loads, Instr("BUILD_TUPLE", len(loads), location=loc)],
             2,
             location=loc,
         ),
         Instr("COPY", 1, location=loc),
-        Instr("LOAD_CONST", SENTINEL, location=loc),
+        Instr("LOAD_GLOBAL", (False, names.sentinel), location=loc),
         Instr("IS_OP", 0, location=loc),
         Instr(compat.POP_JUMP_IF_TRUE, discard_then_body, location=loc),
         Instr("RETURN_VALUE", location=loc),
@@ -132,6 +163,15 @@ def build_instrumented(cache: CodeCache, state: FrameState, dispatch: Callable) 
     instrumented = bc.to_code(compute_exception_stack_depths=False)
     # The library then sizes the stack from the normal flow only: handlers need the original's.
     return instrumented.replace(co_stacksize=max(instrumented.co_stacksize, code.co_stacksize))
+
+
+def _stack_headroom() -> int:
+    """Frames left before the interpreter's recursion limit on this thread."""
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return sys.getrecursionlimit() - depth
 
 
 class FrameHook:
@@ -157,6 +197,7 @@ class FrameHook:
 
     def __init__(self, translate: Callable[[FrameRequest], CacheEntry], settings=None):
         self.state = FrameState()
+        self.prologue_names = PrologueNames(self.state, self.dispatch)
         self.stats = CompileStats()
         self.settings = config if settings is None else settings
         self.generation = 0  # bumped by reset(); wrappers re-instrument when it changes
@@ -205,19 +246,24 @@ class FrameHook:
         with self._lock:
             cache = self._caches.get(id(code))
             if cache is not None:
-                return cache.instrumented
+                instrumented = cache.instrumented
+                if instrumented is None:  # every function holding it is gone: build it again
+                    instrumented = build_instrumented(cache, self.prologue_names)
+                    cache.attach(instrumented)
+                return instrumented
             if id(code) in self._failed:
                 return None
             cache = CodeCache(code, argument_names(code) + code.co_freevars, len(code.co_freevars))
             try:
-                cache.instrumented = build_instrumented(cache, self.state, self.dispatch)
+                instrumented = build_instrumented(cache, self.prologue_names)
             except Exception:  # a rewrite we cannot do must never break the user's program
                 log.warning("could not instrument %s; it runs eagerly", cache.where, exc_info=True)
                 self._failed[id(code)] = code
                 return None
+            cache.attach(instrumented)
             self._caches[id(code)] = cache
             bytecode_log.debug("instrumented %s", cache.where)
-            return cache.instrumented
+            return instrumented
 
     def drop_entries(self, config: CompileConfig) -> None:
         """Remove every cache entry made under ``config`` (this very object) from every cache."""
@@ -267,8 +313,17 @@ class FrameHook:
         return Suspension(self.state)
 
     # ----------------------------------------------------------------- dispatch
-    def dispatch(self, config: CompileConfig, key: CodeCache, values: tuple):
+    def dispatch(self, config: CompileConfig, token: str, values: tuple):
         """Called by the prologue when ``config`` is active: the frame's return value, or ``SENTINEL``."""
+        key = TOKENS.get(token)
+        if key is None:  # a code of another process, or of a cache that is gone (NOTE: [code tokens])
+            return SENTINEL
+        running = self.state.running
+        if running is None:
+            running = self.state.running = {}
+        level = running.get(key, 0)
+        if level >= RECURSIVE_COMPILED_LEVELS:  # NOTE: [compiled recursion]
+            return SENTINEL
         cells = ()
         if key.n_free:
             cells = values[len(values) - key.n_free:]
@@ -291,12 +346,19 @@ class FrameHook:
         run = entry.run
         if run is None:
             return SENTINEL
-        return run(*values, *cells) if cells else run(*values)
+        running[key] = level + 1
+        try:
+            return run(*values, *cells) if cells else run(*values)
+        finally:
+            running[key] = level
 
     def _on_miss(self, key: CodeCache, values: tuple, config: CompileConfig, f_globals: dict,
                  cells: tuple = ()) -> CacheEntry | None:
         if key.gave_up:  # past the size limit: eager, without taking the lock
             self.stats.cache_misses += 1
+            return None
+        if _stack_headroom() < TRANSLATE_HEADROOM:  # NOTE: [compiled recursion]
+            graph_breaks_log.info("%s runs eagerly this call: the stack is near the recursion limit", key.where)
             return None
         with self._lock:
             try:
@@ -326,6 +388,8 @@ class FrameHook:
                 self.stats.guard_failures.append(GuardFailureRecord(key.code.co_qualname, failure))
                 recompiles_log.info("recompiling %s: guard failed: %s", key.where, failure)
             entry = self._translate_frame(key, values, config, f_globals, cells)
+            if entry is None:
+                return None
             key.add(entry)
             if entry.run is None:
                 self._record_fallback(key, entry.report.fallback_reason or "translator chose eager")
@@ -335,12 +399,20 @@ class FrameHook:
                 self.stats.graph_breaks += len(entry.report.break_reasons)
             return entry
 
-    def _translate_frame(self, key, values, config, f_globals, cells=()) -> CacheEntry:
+    def _translate_frame(self, key, values, config, f_globals, cells=()) -> CacheEntry | None:
+        """The entry translated for this call; None when resources ran out (this call runs eagerly)."""
         code = key.code
         request = FrameRequest(code, f_globals, key.names, values, config, self, cells)
         try:
             with self.suspended():
                 return self._translate(request)
+        except (RecursionError, MemoryError) as exc:  # NOTE: [compiled recursion]
+            if config.fullgraph:
+                raise
+            log.warning("%s runs eagerly this call: the translator ran out of %s (%s)", key.where,
+                        "stack" if isinstance(exc, RecursionError) else "memory", type(exc).__name__)
+            self._record_fallback(key, f"translation raised {type(exc).__name__}")
+            return None
         except Unsupported as exc:
             exc.located(code.co_filename, code.co_firstlineno)
             if config.fullgraph:

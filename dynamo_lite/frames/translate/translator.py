@@ -11,7 +11,7 @@ from .handlers import HANDLERS
 from ..bytecode.resume import indexed_instructions
 from ..tracing import trace_rules
 from ..tracing.sources import BuiltinSource, ConstSource, GlobalSource, ItemSource
-from ..tracing.variables import builder, lifted_float, symbolic
+from ..tracing.variables import builder, inplace, lifted_float, symbolic
 from ..tracing.variables.base import NULL, CellVariable, VariableTracker
 from ..tracing.variables.containers import SEQUENCE_OPERATORS, BaseListVariable, TupleVariable
 from ..tracing.variables.dicts import DICT_OPERATORS, DictVariable
@@ -197,8 +197,13 @@ class InstructionTranslator:
             return DICT_OPERATORS[op](self, left, right)
         if isinstance(left, SetVariable) and op in SET_OPERATORS:
             return SET_OPERATORS[op](self, left, right)
-        if (isinstance(left, BaseListVariable) or isinstance(right, BaseListVariable)) and op in SEQUENCE_OPERATORS:
+        in_place = op in inplace.INPLACE_OPERATORS
+        if (isinstance(left, BaseListVariable) or isinstance(right, BaseListVariable) and not in_place) \
+                and op in SEQUENCE_OPERATORS:
             return SEQUENCE_OPERATORS[op](self, left, right)
+        eager = inplace.runs_eagerly(op, left) if in_place else None
+        if eager is not None:  # NOTE: [in-place operators on objects]
+            raise self.unsupported(eager)
 
         if left.is_python_constant() and right.is_python_constant():
             a, b = left.as_python_constant(), right.as_python_constant()

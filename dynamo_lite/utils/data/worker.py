@@ -16,7 +16,7 @@ import numpy as np
 
 from ...tensor.generator import manual_seed
 from .fetch import make_fetcher
-from .shared_memory import SharedFileAllocator
+from .shared_memory import SharedFileAllocator, leftovers_pattern, remove_leftovers
 
 # How often a waiting worker checks that the main process is still alive (seconds).
 PARENT_CHECK_INTERVAL = 1.0
@@ -131,6 +131,7 @@ def _encode(allocator: SharedFileAllocator, data, worker_id: int) -> bytes:
 def worker_loop(spec: WorkerSpec, index_queue, result_queue, done_event) -> None:
     """Serve (task id, indices) messages until None arrives, the loader is done or the parent dies."""
     global _worker_info
+    orphaned = False
     try:
         where = f"in DataLoader worker process {spec.worker_id}"
         seed = _seed(spec.base_seed, spec.worker_id)
@@ -151,7 +152,8 @@ def worker_loop(spec: WorkerSpec, index_queue, result_queue, done_event) -> None
                 message = index_queue.get(timeout=PARENT_CHECK_INTERVAL)
             except queue.Empty:
                 if parent is not None and not parent.is_alive():
-                    break  # the main process died without shutting us down
+                    orphaned = True  # the main process died without shutting us down
+                    break
                 continue
             if message is None:
                 break
@@ -173,7 +175,10 @@ def worker_loop(spec: WorkerSpec, index_queue, result_queue, done_event) -> None
             del data  # the main process owns the batch's memory now
     except KeyboardInterrupt:
         pass  # the main process gets the interrupt too and shuts the workers down
-    if done_event.is_set():
+    if orphaned:
+        # Nobody will map the batches this worker sent: remove their shared-memory files.
+        remove_leftovers(leftovers_pattern(f"{spec.file_prefix}w{spec.worker_id}_"))
+    if done_event.is_set() or orphaned:
         result_queue.cancel_join_thread()  # nobody reads the rest: do not block exit on a full pipe
     result_queue.close()
 

@@ -1,18 +1,21 @@
 """The main-process side of DataLoader workers: start them, hand out index batches, deliver in order, shut down.
 
-NOTE: [DataLoader start method] Workers start with ``fork`` on Linux (cheap: the dataset is
-inherited, not pickled) unless an OpenMP runtime is already loaded in this process (the
-native backend's kernels link GNU OpenMP, whose thread pool does not survive fork(): a
-child that runs an OpenMP region after the parent did can hang). Then, and on other
-platforms, workers start with ``forkserver`` (or ``spawn`` where there is no forkserver), which
-pickles the dataset, collate_fn and worker_init_fn to the workers.
-``DataLoader(multiprocessing_context=...)`` overrides the choice.
+NOTE: [DataLoader start method] Workers start with ``fork`` on Linux, as torch's do: cheap,
+and the dataset, collate_fn and worker_init_fn are inherited, not pickled (a lambda or a
+class defined in ``__main__`` works). That stays safe after ``dl.compile`` loaded native
+kernels and GNU OpenMP with them: a process forked after that runs kernels on one thread,
+never touching the thread pool fork() does not copy (NOTE: [kernels after fork]). Where
+there is no fork, workers start with ``forkserver`` (or ``spawn``), which pickles those
+objects to the workers; one that cannot travel is named in a clear error before any worker
+starts. ``DataLoader(multiprocessing_context=...)`` overrides the choice.
 """
 from __future__ import annotations
 
+import io
 import itertools
 import multiprocessing
 import os
+import pickle
 import queue
 import sys
 import time
@@ -26,24 +29,57 @@ from .worker import ExceptionWrapper, IterationEnd, WorkerSpec, worker_loop
 STATUS_CHECK_INTERVAL = 1.0
 # How long shutdown waits for a worker to exit before terminating it (seconds).
 SHUTDOWN_TIMEOUT = 5.0
-OPENMP_RUNTIMES = ("libgomp", "libiomp", "libomp")
-
-
-def openmp_loaded() -> bool:
-    """True when an OpenMP runtime is mapped into this process (Linux: from /proc/self/maps)."""
-    try:
-        with open("/proc/self/maps") as maps:
-            return any(runtime in line for line in maps for runtime in OPENMP_RUNTIMES)
-    except OSError:
-        return False
 
 
 def default_context():
     """The multiprocessing context workers start from (NOTE: [DataLoader start method])."""
     methods = multiprocessing.get_all_start_methods()
-    if sys.platform.startswith("linux") and "fork" in methods and not openmp_loaded():
+    if sys.platform.startswith("linux") and "fork" in methods:
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+class _MainReferences(pickle.Pickler):
+    """Pickles to nowhere, noting every class or function it would name from ``__main__``."""
+
+    def __init__(self):
+        super().__init__(io.BytesIO(), protocol=pickle.HIGHEST_PROTOCOL)
+        self.found = []
+
+    def reducer_override(self, obj):
+        if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__"):
+            if getattr(obj, "__module__", None) == "__main__":
+                self.found.append(obj)
+        return NotImplemented
+
+
+def check_picklable(loader, method: str) -> None:
+    """Raise a clear error when a worker started with ``method`` could not receive the loader's objects.
+
+    Raises:
+        pickle.PicklingError: the object (dataset, collate_fn or worker_init_fn) cannot be
+            pickled, or names a class or function of a ``__main__`` that the worker cannot
+            import (a script run with ``-c``, from stdin or interactively).
+    """
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    for role in ("dataset", "collate_fn", "worker_init_fn"):
+        obj = getattr(loader, role)
+        pickler = _MainReferences()
+        try:
+            pickler.dump(obj)
+        except Exception as exc:
+            raise pickle.PicklingError(
+                f"DataLoader {role}={obj!r} cannot be pickled, and workers started with the {method!r} start method "
+                f"receive it pickled ({type(exc).__name__}: {exc}). Define it at module level (not a lambda or a "
+                "local function), or use multiprocessing_context='fork' where the platform has it."
+            ) from exc
+        if pickler.found and not main_file:
+            names = ", ".join(getattr(o, "__qualname__", repr(o)) for o in pickler.found)
+            raise pickle.PicklingError(
+                f"DataLoader {role}={obj!r} uses {names} from __main__, which a worker started with the {method!r} "
+                "start method cannot import (the main program has no file: -c, stdin or interactive). Move it into "
+                "a module, or use multiprocessing_context='fork' where the platform has it."
+            )
 
 
 def resolve_context(context):
@@ -75,6 +111,9 @@ class WorkerProcesses:
         self.done = context.Event()
         self.index_queues, self.processes = [], []
         self.stopped = False
+        method = context.get_start_method()
+        if method != "fork":
+            check_picklable(loader, method)
         try:
             for worker_id in range(loader.num_workers):
                 self._start(loader, context, base_seed, worker_id)

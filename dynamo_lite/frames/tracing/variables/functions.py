@@ -5,6 +5,7 @@ import functools
 import types
 
 from ...errors import Unsupported
+from ...runtime.cache import original_code
 from ..sources import AttrSource, ConstSource, ItemSource
 from .base import CellVariable, ConstantVariable, VariableTracker
 from .containers import TupleVariable
@@ -65,7 +66,8 @@ class UserFunctionVariable(VariableTracker):
 
     @property
     def code(self):
-        return self.fn.__code__
+        """The code inlined: the original, never the dispatch prologue of an instrumented one."""
+        return original_code(self.fn.__code__)
 
     @property
     def f_globals(self):
