@@ -4,7 +4,8 @@ NOTE: [gradient buckets] Parameters are assigned to buckets in the order their g
 are expected to become ready (at first: the reverse of ``module.parameters()``; after the
 first iteration: the order they actually became ready on rank 0). One bucket holds tensors
 of one dtype; it is closed when its size reaches the current limit, which is 1 MiB for the
-first bucket (so communication starts early in the backward) and ``bucket_cap_mb`` after.
+first bucket (so communication starts early in the backward) and ``bucket_cap_mb`` after
+(when the user sets ``bucket_cap_mb``, every bucket has that limit).
 Buckets are numbered by their first member's position in that order, and every rank
 launches their reductions in bucket order, as MPI collectives must be started in the same
 order on every rank.

@@ -30,7 +30,7 @@ from ..autograd.node import AccumulateGrad
 from ..ops.api import from_numpy
 from ..tensor.tensor import Tensor
 from .algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
-from .buckets import FIRST_BUCKET_BYTES, Bucket, GradBucket, assign_buckets
+from .buckets import Bucket, GradBucket, assign_buckets
 from .collectives import broadcast
 from .reduce_op import ReduceOp
 
@@ -91,13 +91,13 @@ class Reducer:
         params: the parameters that require grad, in ``module.parameters()`` order.
         names: their names (for error messages).
         group: the ProcessGroup.
-        bucket_bytes: the bucket size limit after the first bucket.
+        bucket_limits: the bucket byte limits: the first bucket's, then the others' (the last repeats).
         find_unused_parameters: walk the forward's output graph for parameters that get no gradient.
     """
 
-    def __init__(self, params, names, group, bucket_bytes: int, find_unused_parameters: bool = False):
+    def __init__(self, params, names, group, bucket_limits, find_unused_parameters: bool = False):
         self.params, self.names, self.group = list(params), list(names), group
-        self.limits = [FIRST_BUCKET_BYTES, bucket_bytes]
+        self.limits = list(bucket_limits)
         self.find_unused_parameters = find_unused_parameters
         self.comm_hook, self.comm_state = allreduce_hook, group
         self.progress = "poll"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 
+from ...distributed.buckets import FIRST_BUCKET_BYTES
 from ...distributed.collectives import broadcast
 from ...distributed.reducer import Reducer
 from ...distributed.state import resolve
@@ -58,7 +59,9 @@ class DistributedDataParallel(Module):
         _verify_same_parameters(group, named)
         if init_sync:
             _sync_module_states(group, module)
-        self.reducer = Reducer([p for _, p in named], [name for name, _ in named], group, self.bucket_bytes_cap,
+        # torch's limits: a 1 MiB first bucket (reduction starts early) unless the user chose the size
+        limits = [FIRST_BUCKET_BYTES, self.bucket_bytes_cap] if bucket_cap_mb is None else [self.bucket_bytes_cap]
+        self.reducer = Reducer([p for _, p in named], [name for name, _ in named], group, limits,
                                find_unused_parameters)
         self._comm_hook_registered = False
 
