@@ -17,6 +17,9 @@ import numpy as np
 from ..ops.api import empty
 
 FIRST_BUCKET_BYTES = 1024 * 1024
+#: the attribute DistributedDataParallel sets on its parameters: its bucket byte limits (first, then the
+#: rest); dl.compile cuts training graphs where those buckets end (NOTE: [DDP graph split])
+DDP_BUCKET_LIMITS = "_ddp_bucket_limits"
 
 
 def assign_buckets(params, order, limits) -> list:

@@ -43,7 +43,7 @@ def test_every_reduce_op_against_numpy(collectives):
 @pytest.mark.parametrize("check", [
     "training_equals_single_process", "small_buckets_and_thread_progress", "initial_bucket_order", "comm_hook",
     "construction_broadcast", "buffers_broadcast_before_forward", "state_dict_and_module", "no_sync_accumulation",
-    "find_unused_parameters", "unused_parameters_error", "mismatched_models_raise", "compiled_equals_eager",
+    "find_unused_parameters", "unused_parameters_error", "mismatched_models_raise", "compiled_equals_eager", "compiled_split_at_buckets",
     "sampler_with_workers",
 ])
 def test_ddp(ddp, check):

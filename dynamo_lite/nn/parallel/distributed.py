@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import contextlib
 
-from ...distributed.buckets import FIRST_BUCKET_BYTES
+from ...distributed.buckets import DDP_BUCKET_LIMITS, FIRST_BUCKET_BYTES
 from ...distributed.collectives import broadcast
 from ...distributed.reducer import Reducer
 from ...distributed.state import resolve
@@ -64,6 +64,8 @@ class DistributedDataParallel(Module):
         self.reducer = Reducer([p for _, p in named], [name for name, _ in named], group, limits,
                                find_unused_parameters)
         self._comm_hook_registered = False
+        for _, p in named:  # dl.compile cuts a training graph where these buckets end (NOTE: [DDP graph split])
+            setattr(p, DDP_BUCKET_LIMITS, tuple(limits))
 
     def forward(self, *inputs, **kwargs):
         self.reducer.pre_forward(self)

@@ -242,6 +242,36 @@ def check_compiled_equals_eager():
     dl.reset()
 
 
+def backward_nodes(output) -> int:
+    """How many compiled backward nodes the autograd graph of ``output`` holds."""
+    count, stack, seen = 0, [output.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        count += node.name() == "CompiledFunctionBackward"
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return count
+
+
+def check_compiled_split_at_buckets():
+    """Small buckets: the compiled graph is cut where buckets end (one backward node per bucket)."""
+    dl.reset()
+    ddp = DDP(make(0), bucket_cap_mb=0.0002)
+    compiled = dl.compile(ddp)
+    with ddp.no_sync():  # a forward whose backward is never run
+        assert backward_nodes(compiled(dl.tensor(X[0, MINE]))) == len(ddp.reducer.buckets) == 3
+    trained = train_ddp(ddp, compiled)
+    stats = dl.stats()
+    assert stats.graph_count == 1 and stats.graph_breaks == 2 and not stats.fallbacks, stats
+    eager = train_ddp(DDP(make(0), bucket_cap_mb=0.0002))
+    assert_close_params(trained, eager, tol=1e-6)
+    assert_close_params(trained, REFERENCE)
+    assert_same_on_every_rank(trained)
+    dl.reset()
+
+
 def check_sampler_with_workers():
     dataset = TensorDataset(dl.arange(23))
     seen = {}
@@ -274,6 +304,7 @@ for name, fn in [("training_equals_single_process", check_training_equals_single
                  ("unused_parameters_error", check_unused_parameters_error),
                  ("mismatched_models_raise", check_mismatched_models_raise),
                  ("compiled_equals_eager", check_compiled_equals_eager),
+                 ("compiled_split_at_buckets", check_compiled_split_at_buckets),
                  ("sampler_with_workers", check_sampler_with_workers)]:
     checks.run(name, fn)
 checks.save()
