@@ -8,9 +8,11 @@ thread (``OPENBLAS_NUM_THREADS=1``, ``dl.set_num_threads(1)``).
   backward, step; milliseconds, median of interleaved rounds. Variants: ``local`` (the
   module alone, no communication), ``ddp poll`` (DDP, buckets of 1 MiB then 25 MiB,
   reductions progressed by testing from the hooks), ``ddp thread`` (a progress thread runs
-  each reduction), ``ddp 1 bucket`` (one bucket, reduced after the last gradient: no overlap).
+  each reduction), ``ddp 1 bucket`` (one bucket, reduced after the last gradient: no overlap);
+  the same three with ``dl.compile`` of the model (``compiled ddp`` cuts the graph where the
+  buckets end, NOTE: [DDP graph split]).
 - **overlap**: the share of the reduction's cost hidden behind the backward:
-  ``(t_1bucket - t_ddp) / (t_1bucket - t_local)`` (1 = fully hidden, 0 = none).
+  ``(t_1bucket - t_ddp) / (t_1bucket - t_local)`` (1 = fully hidden, 0 = none), eager and compiled.
 - **allreduce**: ``dl.distributed.all_reduce`` of 1-64 MiB float32 on 2 ranks; ms and
   bus bandwidth (``bytes * 2 (n-1)/n / time``).
 
@@ -30,7 +32,7 @@ import time
 import numpy as np
 
 SIZES_MB = (1, 2, 4, 8, 16, 32, 64)
-VARIANTS = ("local", "ddp poll", "ddp thread", "ddp 1 bucket")
+VARIANTS = ("local", "ddp poll", "ddp thread", "ddp 1 bucket", "compiled local", "compiled ddp", "compiled 1 bucket")
 
 
 def worker(rounds: int, steps: int) -> None:
@@ -52,6 +54,10 @@ def worker(rounds: int, steps: int) -> None:
     models = {"local": mlp(), "ddp poll": DDP(mlp()), "ddp thread": DDP(mlp()),
               "ddp 1 bucket": DDP(mlp(), bucket_cap_mb=1024)}
     models["ddp thread"].reducer.progress = "thread"
+    models.update({"compiled local": mlp(), "compiled ddp": DDP(mlp()), "compiled 1 bucket": DDP(mlp(), bucket_cap_mb=1024)})
+    forwards = dict(models)
+    for name in ("compiled local", "compiled ddp", "compiled 1 bucket"):
+        forwards[name] = dl.compile(models[name])
     optimizers = {name: dl.optim.SGD(m.parameters(), lr=0.01) for name, m in models.items()}
     rng = np.random.default_rng(rank)
     x = dl.from_numpy(rng.standard_normal((64, 784)).astype(np.float32))
@@ -59,7 +65,7 @@ def worker(rounds: int, steps: int) -> None:
 
     def step(name):
         optimizers[name].zero_grad()
-        F.cross_entropy(models[name](x), y).backward()
+        F.cross_entropy(forwards[name](x), y).backward()
         optimizers[name].step()
 
     times = {name: [] for name in VARIANTS}
@@ -74,7 +80,7 @@ def worker(rounds: int, steps: int) -> None:
                 step(name)
             times[name].append((time.perf_counter() - start) / steps * 1e3)
     result = {"ranks": size, "step_ms": {name: float(np.median(t)) for name, t in times.items()},
-              "buckets": {name: len(m.reducer.buckets) for name, m in models.items() if name != "local"}}
+              "buckets": {name: len(m.reducer.buckets) for name, m in models.items() if hasattr(m, "reducer")}}
     if size > 1:
         bandwidth = {}
         for mb in SIZES_MB:
@@ -114,16 +120,21 @@ def launch(nprocs: int, rounds: int, steps: int) -> dict:
 
 def report(results: list) -> None:
     print("MLP 784-512-512-10, batch 64/rank, 1 BLAS thread/rank: ms per step (median)")
-    print(f"{'ranks':>5} " + " ".join(f"{name:>13}" for name in VARIANTS) + f" {'overlap poll':>13} {'overlap thread':>14}")
+    print(f"{'ranks':>5} " + " ".join(f"{name:>17}" for name in VARIANTS))
     for result in results:
         ms = result["step_ms"]
-        row = f"{result['ranks']:>5} " + " ".join(f"{ms[name]:13.2f}" for name in VARIANTS)
-        if result["ranks"] > 1:
-            cost = ms["ddp 1 bucket"] - ms["local"]
-            for name, width in (("ddp poll", 13), ("ddp thread", 14)):
-                share = (ms["ddp 1 bucket"] - ms[name]) / cost if cost > 0 else float("nan")
-                row += f" {share:{width}.2f}"
-        print(row)
+        print(f"{result['ranks']:>5} " + " ".join(f"{ms[name]:17.2f}" for name in VARIANTS))
+    for result in results:
+        if result["ranks"] == 1:
+            continue
+        ms = result["step_ms"]
+        shares = []
+        for name, no_overlap, local in (("ddp poll", "ddp 1 bucket", "local"), ("ddp thread", "ddp 1 bucket", "local"),
+                                        ("compiled ddp", "compiled 1 bucket", "compiled local")):
+            cost = ms[no_overlap] - ms[local]
+            shares.append(f"{name} {(ms[no_overlap] - ms[name]) / cost if cost > 0 else float('nan'):.2f}")
+        print(f"overlap on {result['ranks']} ranks (share of the reduction hidden behind the backward): "
+              + ", ".join(shares))
     for result in results:
         if "allreduce" in result:
             print(f"\nallreduce on {result['ranks']} ranks (float32): 4 bytes {result['allreduce_4B_us']:.1f} us")
