@@ -96,7 +96,7 @@ class MPIProcessGroup(ProcessGroup):
     def scatter_object(self, objects, root: int):
         return self.comm.scatter(objects, root)
 
-    def split(self, ranks) -> "ProcessGroup | None":
+    def split(self, ranks) -> ProcessGroup | None:
         ranks = list(ranks)
         me = self.ranks[self._rank]
         color = 0 if me in ranks else MPI.UNDEFINED

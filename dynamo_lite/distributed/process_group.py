@@ -82,7 +82,7 @@ class ProcessGroup:
     def scatter_object(self, objects, root: int):
         raise NotImplementedError
 
-    def split(self, ranks) -> "ProcessGroup | None":
+    def split(self, ranks) -> ProcessGroup | None:
         """A group of the given global ranks (every member of this group calls it); None on a
         process that is not one of them."""
         raise NotImplementedError
@@ -153,5 +153,5 @@ class SingleProcessGroup(ProcessGroup):
     def scatter_object(self, objects, root: int):
         return objects[0]
 
-    def split(self, ranks) -> "ProcessGroup | None":
+    def split(self, ranks) -> ProcessGroup | None:
         return SingleProcessGroup(self.ranks[0]) if self.ranks[0] in list(ranks) else None

@@ -102,6 +102,7 @@ class Reducer:
         self.comm_hook, self.comm_state = allreduce_hook, group
         self.progress = "poll"
         self.armed = False
+        self.next_bucket = 0
         self.ready = [False] * len(self.params)
         self.used = np.zeros(len(self.params), np.int32)
         self.ready_order: list = []
@@ -218,7 +219,7 @@ class Reducer:
 
     def _drain(self) -> None:
         """Wait for every launched reduction (their buffers must outlive them)."""
-        for bucket in self.buckets[:getattr(self, "next_bucket", 0)]:
+        for bucket in self.buckets[:self.next_bucket]:
             if bucket.future is not None:
                 self._result(bucket)
                 bucket.future = None

@@ -49,7 +49,7 @@ def find_mpiexec(explicit=None) -> str:
 def flavour_of(mpiexec: str) -> str:
     """'openmpi' or 'mpich' (what ``mpiexec --version`` says)."""
     try:
-        text = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30).stdout
+        text = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30, check=False).stdout
     except (OSError, subprocess.SubprocessError):
         text = ""
     return "openmpi" if "Open MPI" in text or "OpenRTE" in text else "mpich"

@@ -42,7 +42,7 @@ class Work:
         if finish is not None:
             finish()
 
-    def _then_finish(self, finish) -> "Work":
+    def _then_finish(self, finish) -> Work:
         """Run ``finish`` after the finish steps already given, once the collective completed."""
         if finish is None:
             return self
@@ -82,7 +82,7 @@ class Work:
     def synchronize(self) -> None:
         self.wait()
 
-    def get_future(self) -> "Future":
+    def get_future(self) -> Future:
         """A Future whose value is ``result()``."""
         return Future(self, lambda work: work.result())
 
@@ -118,7 +118,7 @@ class Future:
         """The value (waits when not ready yet)."""
         return self.wait()
 
-    def then(self, callback) -> "Future":
+    def then(self, callback) -> Future:
         """A Future whose value is ``callback(self)``, computed when this one is ready."""
         return Future(_Chained(self), lambda chained: callback(chained.future))
 

@@ -41,7 +41,8 @@ def run_job(script: str, nprocs: int, out_dir, *args, launcher: bool = False, ti
         command = [sys.executable, "-m", "dynamo_lite.distributed.run", "--nproc-per-node", str(nprocs), *target]
     else:
         command = [mpiexec_path(), "-n", str(nprocs), sys.executable, *target]
-    done = subprocess.run(command, env=env, cwd=str(ROOT), capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(command, env=env, cwd=str(ROOT), capture_output=True, text=True, timeout=timeout,
+                          check=False)
     results = []
     for rank in range(nprocs):
         path = pathlib.Path(out_dir) / f"rank{rank}.json"

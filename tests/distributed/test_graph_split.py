@@ -1,24 +1,11 @@
 """dl.compile of a DDP model cuts the training graph where gradient buckets end (one process, no MPI)."""
 from __future__ import annotations
 
-import sys
-
 import numpy as np
-import pytest
 
 import dynamo_lite as dl
-import dynamo_lite.distributed as dist
 from dynamo_lite.frames.aot.bucket_split import _merge_non_tensor_cuts
 from dynamo_lite.nn.parallel import DistributedDataParallel as DDP
-
-
-@pytest.fixture
-def single_process(monkeypatch):
-    monkeypatch.setitem(sys.modules, "dynamo_lite.distributed.mpi_group", None)
-    monkeypatch.delenv("WORLD_SIZE", raising=False)
-    dist.init_process_group("mpi", world_size=1)
-    yield
-    dist.destroy_process_group()
 
 
 def make():

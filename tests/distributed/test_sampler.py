@@ -58,7 +58,7 @@ def test_shuffle_is_a_seeded_permutation_shared_by_the_ranks():
     assert ranks(2) == [padded[r::3] for r in range(3)]
     assert ranks(2) == ranks(2)
     assert ranks(2) != ranks(3)
-    assert set(i for part in ranks(0) for i in part) == set(range(11))
+    assert {i for part in ranks(0) for i in part} == set(range(11))
 
 
 def test_invalid_rank():

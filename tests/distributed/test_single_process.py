@@ -17,17 +17,6 @@ from tests.distributed.mpi_jobs import ROOT
 NOT_INITIALIZED = "Default process group has not been initialized, please make sure to call init_process_group."
 
 
-@pytest.fixture
-def single_process(monkeypatch):
-    """The default group made without MPI (mpi4py's import fails), destroyed afterwards."""
-    monkeypatch.setitem(sys.modules, "dynamo_lite.distributed.mpi_group", None)
-    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
-        monkeypatch.delenv(name, raising=False)
-    dist.init_process_group("mpi", world_size=1, rank=0)
-    yield
-    dist.destroy_process_group()
-
-
 @pytest.mark.parametrize("call", [
     lambda: dist.all_reduce(dl.ones(2)), lambda: dist.broadcast(dl.ones(2), 0), lambda: dist.barrier(),
     lambda: dist.get_rank(), lambda: dist.get_world_size(), lambda: dist.new_group([0]),
@@ -41,9 +30,8 @@ def test_before_init_raises_torchs_error(call):
     assert str(info.value) == NOT_INITIALIZED
 
 
-def test_without_mpi_world_size_other_than_one_names_the_extra(monkeypatch):
+def test_without_mpi_world_size_other_than_one_names_the_extra(monkeypatch, clean_launch_environment):
     monkeypatch.setitem(sys.modules, "dynamo_lite.distributed.mpi_group", None)
-    monkeypatch.delenv("WORLD_SIZE", raising=False)
     with pytest.raises(RuntimeError, match=r"install the 'distributed' extra"):
         dist.init_process_group("mpi")
     monkeypatch.setenv("WORLD_SIZE", "2")
@@ -59,7 +47,7 @@ def test_is_available_false_without_mpi4py():
     assert out.stdout.strip() == "False"
 
 
-def test_unknown_and_nccl_backends(monkeypatch):
+def test_unknown_and_nccl_backends(clean_launch_environment):
     with pytest.raises(ValueError, match="Invalid backend"):
         dist.init_process_group("carrier-pigeon")
     with pytest.raises(RuntimeError, match="nccl"):
@@ -100,7 +88,7 @@ def test_single_process_ddp_trains_as_the_module(single_process):
     reference(x).square().sum().backward()
     for p, q in zip(ddp.parameters(), reference.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-6, atol=1e-6)
-    assert list(ddp.state_dict())[0] == "module.0.weight"
+    assert next(iter(ddp.state_dict())) == "module.0.weight"
 
 
 def test_ddp_needs_a_trainable_parameter(single_process):

@@ -7,10 +7,10 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from job_checks import Checks  # noqa: E402
+from job_checks import Checks
 
-import dynamo_lite as dl  # noqa: E402
-import dynamo_lite.distributed as dist  # noqa: E402
+import dynamo_lite as dl
+import dynamo_lite.distributed as dist
 
 dist.init_process_group("mpi", init_method="env://")
 RANK, SIZE = dist.get_rank(), dist.get_world_size()

@@ -8,14 +8,14 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from job_checks import Checks  # noqa: E402
+from job_checks import Checks
 
-import dynamo_lite as dl  # noqa: E402
-import dynamo_lite.distributed as dist  # noqa: E402
-from dynamo_lite.distributed.algorithms.ddp_comm_hooks import allreduce_hook  # noqa: E402
-from dynamo_lite.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
-from dynamo_lite.utils.data import DataLoader, TensorDataset  # noqa: E402
-from dynamo_lite.utils.data.distributed import DistributedSampler  # noqa: E402
+import dynamo_lite as dl
+import dynamo_lite.distributed as dist
+from dynamo_lite.distributed.algorithms.ddp_comm_hooks import allreduce_hook
+from dynamo_lite.nn.parallel import DistributedDataParallel as DDP
+from dynamo_lite.utils.data import DataLoader, TensorDataset
+from dynamo_lite.utils.data.distributed import DistributedSampler
 
 F = dl.nn.functional
 dist.init_process_group("mpi")
