@@ -12,7 +12,10 @@ thread (``OPENBLAS_NUM_THREADS=1``, ``dl.set_num_threads(1)``).
   the same three with ``dl.compile`` of the model (``compiled ddp`` cuts the graph where the
   buckets end, NOTE: [DDP graph split]).
 - **overlap**: the share of the reduction's cost hidden behind the backward:
-  ``(t_1bucket - t_ddp) / (t_1bucket - t_local)`` (1 = fully hidden, 0 = none), eager and compiled.
+  ``(t_1bucket - t_ddp) / (t_1bucket - t_local)`` (1 = fully hidden, 0 = none), eager and compiled;
+  and, less sensitive to a loaded machine, the time each backward still waited for its
+  reductions after the last gradient (``reducer.last_wait_seconds``), against the 1-bucket
+  variant, where all of the reduction is waited for: ``1 - wait_ddp / wait_1bucket``.
 - **allreduce**: ``dl.distributed.all_reduce`` of 1-64 MiB float32 on 2 ranks; ms and
   bus bandwidth (``bytes * 2 (n-1)/n / time``).
 
@@ -69,6 +72,7 @@ def worker(rounds: int, steps: int) -> None:
         optimizers[name].step()
 
     times = {name: [] for name in VARIANTS}
+    waits = {name: [] for name in VARIANTS if hasattr(models[name], "reducer")}
     for name in VARIANTS:
         for _ in range(3):
             step(name)
@@ -78,8 +82,11 @@ def worker(rounds: int, steps: int) -> None:
             start = time.perf_counter()
             for _ in range(steps):
                 step(name)
+                if name in waits:
+                    waits[name].append(models[name].reducer.last_wait_seconds * 1e3)
             times[name].append((time.perf_counter() - start) / steps * 1e3)
     result = {"ranks": size, "step_ms": {name: float(np.median(t)) for name, t in times.items()},
+              "wait_ms": {name: float(np.median(w)) for name, w in waits.items()},
               "buckets": {name: len(m.reducer.buckets) for name, m in models.items() if hasattr(m, "reducer")}}
     if size > 1:
         bandwidth = {}
@@ -135,6 +142,13 @@ def report(results: list) -> None:
             shares.append(f"{name} {(ms[no_overlap] - ms[name]) / cost if cost > 0 else float('nan'):.2f}")
         print(f"overlap on {result['ranks']} ranks (share of the reduction hidden behind the backward): "
               + ", ".join(shares))
+        wait = result["wait_ms"]
+        print("  waited for reductions after the last gradient (ms, median): "
+              + ", ".join(f"{name} {value:.2f}" for name, value in wait.items())
+              + "; hidden by overlap: " + ", ".join(
+                  f"{name} {1 - wait[name] / wait[whole]:.2f}" for name, whole in (
+                      ("ddp poll", "ddp 1 bucket"), ("ddp thread", "ddp 1 bucket"),
+                      ("compiled ddp", "compiled 1 bucket")) if wait[whole] > 0))
     for result in results:
         if "allreduce" in result:
             print(f"\nallreduce on {result['ranks']} ranks (float32): 4 bytes {result['allreduce_4B_us']:.1f} us")

@@ -22,6 +22,7 @@ reach the parameters' AccumulateGrad nodes, so the same hooks fire after it.
 from __future__ import annotations
 
 import concurrent.futures
+import time
 
 import numpy as np
 
@@ -103,6 +104,7 @@ class Reducer:
         self.progress = "poll"
         self.armed = False
         self.next_bucket = 0
+        self.last_wait_seconds = 0.0  # how long the last backward waited for reductions after its last gradient
         self.ready = [False] * len(self.params)
         self.used = np.zeros(len(self.params), np.int32)
         self.ready_order: list = []
@@ -226,7 +228,9 @@ class Reducer:
 
     def _finalize(self) -> None:
         self.armed = False
+        started = time.perf_counter()
         results = [self._result(bucket)._array().reshape(-1) for bucket in self.buckets]
+        self.last_wait_seconds = time.perf_counter() - started
         used = self.used
         if self.find_unused_parameters and self.group.size() > 1:
             used = self.used.copy()
