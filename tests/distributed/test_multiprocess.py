@@ -2,9 +2,14 @@
 on 2 and 3 ranks, started by mpiexec and by the launcher (skipped with the reason without MPI)."""
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+
 import pytest
 
-from tests.distributed.mpi_jobs import checked, failures, mpi_skip_reason, run_job
+from tests.distributed.mpi_jobs import ROOT, checked, failures, mpi_skip_reason, run_job
 
 pytestmark = pytest.mark.skipif(mpi_skip_reason() is not None, reason=str(mpi_skip_reason()))
 
@@ -49,3 +54,17 @@ def test_every_reduce_op_against_numpy(collectives):
 def test_ddp(ddp, check):
     assert check in ddp[0], f"the job did not run {check}"
     assert not failures(ddp, check), "\n".join(failures(ddp, check))
+
+
+def test_gpt_example_through_the_launcher_module_path():
+    """benchmarks/ddp_gpt.py on 2 ranks (``-m`` through the launcher): its DDP loss curve equals the
+    single-process curve on the global batch."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    command = [sys.executable, "-m", "dynamo_lite.distributed.run", "--nproc-per-node", "2", "-m",
+               "benchmarks.ddp_gpt", "--steps", "4"]
+    done = subprocess.run(command, env=env, cwd=str(ROOT), capture_output=True, text=True, timeout=240, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = re.findall(r"^\s+(\d+)\s+([\d.]+)\s+([\d.]+)$", done.stdout, re.MULTILINE)
+    assert len(rows) == 4, done.stdout
+    for _, ddp_loss, single_loss in rows:
+        assert abs(float(ddp_loss) - float(single_loss)) < 1e-5, done.stdout
