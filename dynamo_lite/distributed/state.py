@@ -92,7 +92,7 @@ def _backend_name(backend) -> str:
 def _mpi_world(rank: int, world_size: int) -> ProcessGroup:
     try:
         from . import mpi_group
-    except ImportError as exc:
+    except (ImportError, RuntimeError, OSError) as exc:  # no mpi4py, or no MPI library for it to load
         if world_size == 1 and rank in (-1, 0):
             LOG.info("mpi4py is not installed: running as a single-process group")
             return SingleProcessGroup(0)
