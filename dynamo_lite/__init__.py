@@ -46,3 +46,4 @@ from .func import vmap  # noqa: E402
 from . import fft  # noqa: E402  (dl.fft.fft / rfft / fftn / fftfreq / fftshift ...)
 from .tensor.printing import get_printoptions, set_printoptions  # noqa: E402  (how tensors print)
 from .nn.functional import cosine_similarity, pairwise_distance  # noqa: E402  (torch's top-level aliases of F's)
+from . import distributed  # noqa: E402  (dl.distributed: torch.distributed's API over MPI)

@@ -143,6 +143,7 @@ def _run(roots, root_grads, retain_graph, create_graph, targets, accumulate):
             elif isinstance(node, AccumulateGrad):
                 if accumulate and targets is None or accumulate and (node, 0) in captures:
                     _accumulate(node.variable, grads.get(0), create_graph)
+                    _run_post_accumulate_hooks(node.variable, grads.get(0))
                 continue
             else:
                 outputs = _apply(node, grads)
@@ -215,6 +216,14 @@ def _run_pre_hooks(node, grads: dict) -> dict:
         if tensor is not None and nr in grads:
             _accumulate(tensor, grads[nr], GRAD_MODE.enabled)
     return grads
+
+
+def _run_post_accumulate_hooks(variable: Tensor, grad) -> None:
+    """``hook(variable)`` for each post-accumulate-grad hook, once its gradient is in ``.grad``."""
+    meta = variable._autograd
+    if grad is not None and meta is not None and meta.post_accumulate_hooks:
+        for hook in list(meta.post_accumulate_hooks):
+            hook(variable)
 
 
 def _apply(node, grads: dict) -> list:

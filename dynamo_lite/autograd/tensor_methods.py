@@ -59,6 +59,22 @@ def register_hook(self, hook):
     return self._grad_fn.register_prehook(hook, self.output_nr)
 
 
+def register_post_accumulate_grad_hook(self, hook):
+    """Call ``hook(tensor)`` on this leaf after backward accumulated a gradient into its ``.grad``.
+
+    Example:
+        >>> w = dl.ones(2, requires_grad=True)
+        >>> handle = w.register_post_accumulate_grad_hook(lambda p: print(p.grad))
+    """
+    if not self._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    hooks = self._meta().post_accumulate_hooks
+    hooks.append(hook)
+    return _RemovableHandle(hooks, hook)
+
+
 def requires_grad_(self, requires_grad: bool = True):
     """Set ``requires_grad`` in place and return this tensor.
 
@@ -97,6 +113,7 @@ AUTOGRAD_METHODS = {
     "backward": backward,
     "retain_grad": retain_grad,
     "register_hook": register_hook,
+    "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "requires_grad_": requires_grad_,
     "detach_": detach_,
 }

@@ -19,3 +19,4 @@ from . import modules as _modules  # noqa: E402
 __all__ += [name for name in _modules.__all__ if name not in __all__]
 from . import utils  # noqa: E402,F401  (dl.nn.utils.clip_grad_norm_ ...)
 from .utils import parametrize, parametrizations  # noqa: E402,F401  (they import modules, which import utils)
+from . import parallel  # noqa: E402,F401  (dl.nn.parallel.DistributedDataParallel, DataParallel)

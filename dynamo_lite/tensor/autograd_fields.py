@@ -34,12 +34,13 @@ class AutogradMeta:
         retains_grad: ``retain_grad()`` was called on this non-leaf.
         grad_accumulator: the AccumulateGrad node of a leaf (one per leaf, made lazily).
         hooks: gradient hooks registered with ``register_hook``.
+        post_accumulate_hooks: ``hook(tensor)`` after a gradient was accumulated into a leaf's ``.grad``.
         view_version: the storage version when autograd last set ``grad_fn`` (None: never).
         no_grad_view: a view of a tensor requiring grad, taken under no_grad.
     """
 
     __slots__ = ("grad", "output_nr", "retains_grad", "grad_accumulator", "hooks",
-                 "view_version", "no_grad_view", "__weakref__")
+                 "post_accumulate_hooks", "view_version", "no_grad_view", "__weakref__")
 
     def __init__(self):
         self.grad = None
@@ -47,6 +48,7 @@ class AutogradMeta:
         self.retains_grad = False
         self.grad_accumulator = None
         self.hooks = []
+        self.post_accumulate_hooks = []
         self.view_version = None
         self.no_grad_view = False
 

@@ -37,6 +37,8 @@ EAGER_MODULES = {
                                     "backward (NOTE: [checkpoint])",
     "dynamo_lite.amp": "autocast and GradScaler run eagerly: an autocast block is traced with the state on, a "
                        "scaler reads its found-inf flags (NOTE: [autocast in compiled code])",
+    "dynamo_lite.distributed": "collectives and DDP's gradient reducer run eagerly: they call MPI on the tensors' "
+                               "buffers (NOTE: [DDP under dl.compile])",
     "dynamo_lite.func": "dl.func transforms run eagerly: vmap runs the function per slice and watches the random "
                         "generator, grad and jacrev drive the autograd engine (NOTE: [vmap per slice])",
 }

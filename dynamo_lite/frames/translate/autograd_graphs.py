@@ -21,6 +21,7 @@ from ...autograd.grad_mode import GRAD_MODE, set_grad_enabled
 from ...backends.registry import compile_graph
 from ...graph.interpreter import Interpreter
 from ...tensor.tensor import Tensor
+from ..aot.bucket_split import split_at_ddp_buckets
 from ..aot.compile_joint import compile_joint
 from ..aot.functionalize import functionalize
 from ..errors import Unsupported
@@ -146,6 +147,10 @@ def autograd_aware(compiler, graph_module, example_inputs: list, traced_with_gra
         return GradOffGraph(compile_functionalized(compiler, graph_module, example_inputs))
     reason = "grad mode is on and an input or parameter requires grad"
     if traced_with_grad:
+        split = split_at_ddp_buckets(  # NOTE: [DDP graph split]
+            graph_module, lambda piece, inputs: autograd_aware(compiler, piece, inputs, traced_with_grad))
+        if split is not None:
+            return split
         try:
             function = compile_joint(compiler, graph_module, example_inputs,
                                      lambda *inputs: GradModeInterpreter(graph_module).run(*inputs))

@@ -12,3 +12,6 @@ __all__ = [
     "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
     "default_collate", "default_convert", "get_worker_info", "random_split",
 ]
+from . import distributed  # noqa: E402  (dl.utils.data.distributed.DistributedSampler)
+from .distributed import DistributedSampler  # noqa: E402
+__all__ += ["DistributedSampler"]

@@ -1,0 +1,1 @@
+"""Algorithms on top of the collectives: DDP communication hooks."""
