@@ -209,7 +209,8 @@ def hparams(hparam_dict: dict, metric_dict: dict, hparam_domain_discrete: dict |
         start.hparams[name].CopyFrom(proto)
         info = hparams_api.HParamInfo(name=name, type=data_type)
         if name in domains:
-            info.domain_discrete.extend([_hparam_value(name, d)[0] for d in domains[name]])
+            for value in domains[name]:
+                info.domain_discrete.values.add().CopyFrom(_hparam_value(name, value)[0])
         infos.append(info)
     metrics = [hparams_api.MetricInfo(name=hparams_api.MetricName(tag=tag)) for tag in metric_dict]
     experiment = hparams_api.Experiment(hparam_infos=infos, metric_infos=metrics)
