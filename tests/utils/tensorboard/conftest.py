@@ -61,3 +61,72 @@ def decode_png(data: bytes) -> np.ndarray:
             row[i] = (line[i] + predictor) & 255
         out[y], previous = row, row
     return out.reshape(height, width, channels).astype(np.uint8)
+
+
+class TensorBoardServer:
+    """``tensorboard --logdir DIR --host 127.0.0.1 --port P`` as a subprocess (a free port, a bounded wait)."""
+
+    def __init__(self, logdir):
+        import socket
+        import subprocess
+        import sys
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = open(f"{logdir}.tensorboard.log", "w+")
+        # tensorboard.main is the `tensorboard` command; through sys.executable it is this
+        # interpreter's. --load_fast=false: the Python reader, not the optional Rust one.
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tensorboard.main", "--logdir", str(logdir), "--host", "127.0.0.1",
+             "--port", str(self.port), "--load_fast=false", "--reload_interval", "1"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+
+    def get(self, path: str, timeout: float = 10.0) -> bytes:
+        import urllib.request
+        with urllib.request.urlopen(self.url + path, timeout=timeout) as response:
+            return response.read()
+
+    def wait_for(self, path: str, condition, seconds: float = 90.0):
+        """Poll ``path`` until ``condition(body)`` holds; the body, or a failure with the server's log."""
+        import time
+        import urllib.error
+        deadline = time.monotonic() + seconds
+        body = None
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                break
+            try:
+                body = self.get(path)
+                if condition(body):
+                    return body
+            except (urllib.error.URLError, ConnectionError, OSError):
+                pass
+            time.sleep(0.25)
+        self.log.seek(0)
+        pytest.fail(f"TensorBoard did not serve {path} as expected within {seconds}s (last body {body!r:.300});"
+                    f" exit code {self.process.poll()}; log:\n{self.log.read()[-3000:]}")
+
+    def stop(self) -> None:
+        import subprocess
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=15)
+        self.log.close()
+
+
+@pytest.fixture
+def tensorboard_server():
+    """Start servers with ``start(logdir)``; every one is terminated after the test, pass or fail."""
+    servers = []
+
+    def start(logdir) -> TensorBoardServer:
+        servers.append(TensorBoardServer(logdir))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.stop()
