@@ -113,6 +113,9 @@ def test_add_graph_leaves_the_model_and_its_training_alone(tmp_path):
     assert np.array_equal(dl.rand(3).numpy(), expected_next)  # the RNG stream is where it was
     assert all(np.array_equal(v.detach().numpy(), state[k]) for k, v in model.state_dict().items())
     assert not model._forward_hooks and not model.body[0]._forward_pre_hooks
+    graphs = dl.stats().graph_count
+    model(x)  # an eager call after add_graph runs eagerly: nothing is compiled for it
+    assert dl.stats().graph_count == graphs
     model.eval()
     dl.reset()
     compiled = dl.compile(model)
