@@ -19,6 +19,9 @@ from dynamo_lite.utils import data  # noqa: E402
 from dynamo_lite.utils.tensorboard import SummaryWriter  # noqa: E402
 from dynamo_lite.utils.tensorboard.records import read_records  # noqa: E402
 
+# 3.12+ warns when a process with threads forks; the writer's thread is one, and the point
+# of these tests is that the fork is safe for it (NOTE: [event writers and fork]).
+FORK_WITH_THREADS = "ignore:This process .* is multi-threaded:DeprecationWarning"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
@@ -120,6 +123,7 @@ class LoggingDataset(data.Dataset):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+@pytest.mark.filterwarnings(FORK_WITH_THREADS)
 def test_forked_dataloader_workers_write_their_own_files(tmp_path):
     writer = SummaryWriter(tmp_path, max_queue=1000, flush_secs=3600)
     for step in range(5):
@@ -142,6 +146,7 @@ def test_forked_dataloader_workers_write_their_own_files(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+@pytest.mark.filterwarnings(FORK_WITH_THREADS)
 def test_a_forked_child_that_does_not_log_leaves_the_parents_file_alone(tmp_path):
     writer = SummaryWriter(tmp_path, max_queue=1000, flush_secs=3600)
     writer.add_scalar("x", 1.0, 0)
