@@ -1,6 +1,8 @@
 """The record framing of event files: CRC32C against its published check value and TensorBoard's reader."""
 import struct
 
+import numpy as np
+
 import pytest
 
 from .conftest import require_tensorboard
@@ -53,3 +55,14 @@ def test_corrupt_records_are_rejected(tmp_path):
     path.write_bytes(good[:10])
     with pytest.raises(ValueError, match="truncated"):
         list(read_records(str(path)))
+
+
+@pytest.mark.parametrize("length", [8191, 8192, 8193, 65536 + 13, 300_001, 1 << 20])
+def test_long_data_takes_the_chunked_path_to_the_same_crc(length):
+    from dynamo_lite.utils.tensorboard.records import _register_update
+    data = np.random.default_rng(length).integers(0, 256, length, dtype=np.uint8).tobytes()
+    byte_by_byte = _register_update(0xFFFFFFFF, data) ^ 0xFFFFFFFF
+    assert crc32c(data) == byte_by_byte
+    assert crc32c(data[5000:], crc32c(data[:5000])) == byte_by_byte  # continued across the two paths
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c as theirs
+    assert masked_crc32c(data) == theirs(data)
