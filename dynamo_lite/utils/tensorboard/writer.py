@@ -191,6 +191,8 @@ class SummaryWriter:
         """Log one hyperparameter session and its metrics in the run ``<log_dir>/<run_name>``.
 
         ``run_name`` defaults to the current time. Metric values are logged as scalars there.
+        Values may be numbers, strings, bools (logged as bools, where torch logs 0/1) or
+        one-element tensors/arrays; ``hparam_domain_discrete`` maps a name to its possible values.
         """
         experiment, start, end = summaries.hparams(hparam_dict, metric_dict, hparam_domain_discrete)
         run = os.path.join(self._get_file_writer().get_logdir(), run_name or str(time.time()))
