@@ -150,11 +150,12 @@ class Capture:
         return [item for kind, item in self.segments if kind == "graph"]
 
 
-def _flatten(value) -> list:
+def flatten(value) -> list:
+    """The leaves of nested tuples, lists and dict values, in order."""
     if isinstance(value, (tuple, list)):
-        return [leaf for item in value for leaf in _flatten(item)]
+        return [leaf for item in value for leaf in flatten(item)]
     if isinstance(value, dict):
-        return [leaf for item in value.values() for leaf in _flatten(item)]
+        return [leaf for item in value.values() for leaf in flatten(item)]
     return [value]
 
 
@@ -170,7 +171,8 @@ def _segments(report) -> list:
     return segments
 
 
-def _param_scope(gm, node, capture: Capture) -> str | None:
+def parameter_scope(gm, node, capture: Capture) -> str | None:
+    """The scope of the module owning the parameter/buffer a get_attr node reads (None for other nodes)."""
     if node.op != "get_attr":
         return None
     name = capture.parameters.get(id(gm.get_attribute(node.target)))
@@ -203,8 +205,8 @@ def place_nodes(capture: Capture, eager_ops: list) -> None:
     for gm, node in nodes:
         if id(node) in capture.node_scopes:
             continue
-        inputs = [a for a in _flatten((node.args, node.kwargs)) if isinstance(a, Node)]
-        from_params = [s for s in (_param_scope(gm, a, capture) for a in inputs) if s is not None]
+        inputs = [a for a in flatten((node.args, node.kwargs)) if isinstance(a, Node)]
+        from_params = [s for s in (parameter_scope(gm, a, capture) for a in inputs) if s is not None]
         from_inputs = [capture.node_scopes[id(a)] for a in inputs if id(a) in capture.node_scopes]
         capture.node_scopes[id(node)] = _common_scope(from_params or from_inputs, root)
 
@@ -240,7 +242,7 @@ def capture(model, args: tuple, root: str | None = None) -> Capture:
             model.train(was_training)
     result.segments = _segments(report)
     result.calls = backend.calls
-    result.outputs = _flatten(report.result)
+    result.outputs = flatten(report.result)
     result.keep = backend.keep
     place_nodes(result, eager_ops)
     return result

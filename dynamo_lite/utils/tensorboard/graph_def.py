@@ -23,7 +23,7 @@ from tensorboard.compat.proto.versions_pb2 import VersionDef
 
 from ...graph import Node
 from ...tensor.meta import TensorMeta
-from .graph_capture import OP_NODES, Capture, _flatten, _param_scope, op_name
+from .graph_capture import OP_NODES, Capture, flatten, parameter_scope, op_name
 
 DATA_TYPES = {  # dl dtype name -> TensorFlow DataType name
     "float32": "DT_FLOAT", "float64": "DT_DOUBLE", "float16": "DT_HALF", "bfloat16": "DT_BFLOAT16",
@@ -33,7 +33,7 @@ DATA_TYPES = {  # dl dtype name -> TensorFlow DataType name
 
 
 def _metas(value) -> list:
-    return [m for m in _flatten(value) if isinstance(m, TensorMeta)]
+    return [m for m in flatten(value) if isinstance(m, TensorMeta)]
 
 
 def _meta_of(value):
@@ -122,14 +122,14 @@ class GraphDefBuilder:
                 names[id(node)] = self._attribute(prefix, gm, node, metas)
             elif node.op in OP_NODES:
                 scope = self.capture.node_scopes.get(id(node), self.capture.scopes[""])
-                edges = [names[id(a)] for a in _flatten((node.args, node.kwargs)) if isinstance(a, Node)
+                edges = [names[id(a)] for a in flatten((node.args, node.kwargs)) if isinstance(a, Node)
                          and id(a) in names]
                 constants = _describe_constants(node)
                 last = names[id(node)] = self.add(f"{prefix}{scope}/{node.name}", op_name(node.target), edges, metas,
                                                   target=str(node.target), args=constants)
             elif node.op == "output":
-                returned = [a for a in _flatten(node.args) if isinstance(a, Node)]
-                for tensor, value in zip(outputs, _flatten(node.args)):
+                returned = [a for a in flatten(node.args) if isinstance(a, Node)]
+                for tensor, value in zip(outputs, flatten(node.args)):
                     if isinstance(value, Node) and id(value) in names:
                         self.producer.setdefault(id(tensor), names[id(value)])
                 if self.several:
@@ -141,7 +141,7 @@ class GraphDefBuilder:
         qualified = self.capture.parameters.get(id(tensor))
         if qualified is None:
             return self.add(f"{prefix}{self.capture.scopes['']}/{node.target}", "Const", (), metas)
-        scope = _param_scope(gm, node, self.capture)
+        scope = parameter_scope(gm, node, self.capture)
         known = f"{prefix}{scope}/{qualified.rpartition('.')[2]}"
         if known in self.names:  # a parameter read twice in one graph
             return known
@@ -185,7 +185,7 @@ class GraphDefBuilder:
             for slot, meta in enumerate(metas):
                 if not all(isinstance(s, int) for s in meta.shape):
                     continue
-                nbytes = int(meta.numel()) * meta.dtype.itemsize if hasattr(meta, "numel") else 0
+                nbytes = int(meta.numel()) * meta.dtype.itemsize
                 total += nbytes
                 dtype = DataType.Value(DATA_TYPES.get(meta.dtype.name, "DT_INVALID"))
                 outputs.append(NodeOutput(slot=slot, tensor_description=TensorDescription(dtype=dtype, shape=_shape(meta))))
@@ -202,7 +202,7 @@ def _describe_constants(node) -> str:
 
 
 def _has_node(value) -> bool:
-    return any(isinstance(v, Node) for v in _flatten(value))
+    return any(isinstance(v, Node) for v in flatten(value))
 
 
 def graph_def(capture: Capture) -> tuple:

@@ -1,7 +1,6 @@
 """add_graph: the graphs dynamo_lite captures, as TensorBoard reads them (ops, shapes, dtypes, module scopes,
 parameters, graph breaks with their reasons), without changing the model or its training."""
 import numpy as np
-import pytest
 
 import dynamo_lite as dl
 import dynamo_lite.nn as nn
