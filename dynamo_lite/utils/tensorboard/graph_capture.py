@@ -227,7 +227,8 @@ def capture(model, args: tuple, root: str | None = None) -> Capture:
     result = Capture(scopes=module_scopes(model, root), inputs=list(args), input_names=_parameter_names(model))
     if isinstance(model, Module):
         result.parameters = {id(t): name for name, t in [*model.named_parameters(), *model.named_buffers()]}
-    was_training = getattr(model, "training", None)
+    # Each module's own flag is put back (a frozen BatchNorm may be in eval in a training model).
+    modes = [(m, m.training) for m in model.modules()] if isinstance(model, Module) else []
     if isinstance(model, Module):
         model.eval()
     backend = RecordingBackend()
@@ -238,8 +239,8 @@ def capture(model, args: tuple, root: str | None = None) -> Capture:
             with _RngRestored():
                 report = explain(model, backend=backend)(*args)
     finally:
-        if was_training is not None:
-            model.train(was_training)
+        for module, training in modes:
+            module.training = training
     result.segments = _segments(report)
     result.calls = backend.calls
     result.outputs = flatten(report.result)
