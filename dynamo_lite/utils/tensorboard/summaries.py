@@ -5,11 +5,15 @@ plugins read: the plugin name and its plugin data in ``metadata`` where the plug
 """
 from __future__ import annotations
 
+import io
+import wave
+
 import numpy as np
 from google.protobuf import struct_pb2
 from tensorboard.compat.proto.summary_pb2 import HistogramProto, Summary, SummaryMetadata
 from tensorboard.compat.proto.tensor_pb2 import TensorProto
 from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
+from tensorboard.plugins.custom_scalar import layout_pb2
 from tensorboard.plugins.hparams import api_pb2 as hparams_api
 from tensorboard.plugins.hparams import plugin_data_pb2 as hparams_data
 from tensorboard.plugins.pr_curve.plugin_data_pb2 import PrCurvePluginData
@@ -113,6 +117,46 @@ def text(tag: str, text_string: str) -> Summary:
     metadata = _plugin_metadata("text", TextPluginData(version=0).SerializeToString())
     tensor = TensorProto(dtype="DT_STRING", string_val=[str(text_string).encode("utf-8")], tensor_shape=_shape(1))
     return Summary(value=[Summary.Value(tag=tag + "/text_summary", metadata=metadata, tensor=tensor)])
+
+
+# -- audio ----------------------------------------------------------------------------------
+def audio(tag: str, values, sample_rate: int) -> Summary:
+    """A mono WAV clip (16-bit) of samples in [-1, 1] (clipped), for the audio plugin."""
+    samples = to_numpy(values).squeeze()
+    if samples.ndim != 1:
+        raise AssertionError("input tensor should be 1 dimensional.")
+    pcm = (np.clip(samples.astype(np.float64), -1, 1) * np.iinfo(np.int16).max).astype("<i2")
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(int(sample_rate))
+        out.writeframes(pcm.tobytes())
+    clip = Summary.Audio(sample_rate=sample_rate, num_channels=1, length_frames=pcm.shape[0],
+                         encoded_audio_string=buffer.getvalue(), content_type="audio/wav")
+    return Summary(value=[Summary.Value(tag=tag, audio=clip)])
+
+
+# -- custom scalar layouts ------------------------------------------------------------------
+def custom_scalars(layout: dict) -> Summary:
+    """The Custom Scalars dashboard's layout: ``{category: {chart: ["Multiline", [tags]] or
+    ["Margin", [value, lower, upper]]}}``."""
+    categories = []
+    for title, charts in layout.items():
+        protos = []
+        for name, (kind, tags) in charts.items():
+            if kind == "Margin":
+                if len(tags) != 3:
+                    raise AssertionError("a Margin chart takes three tags: value, lower, upper")
+                series = layout_pb2.MarginChartContent.Series(value=tags[0], lower=tags[1], upper=tags[2])
+                protos.append(layout_pb2.Chart(title=name, margin=layout_pb2.MarginChartContent(series=[series])))
+            else:
+                protos.append(layout_pb2.Chart(title=name, multiline=layout_pb2.MultilineChartContent(tag=tags)))
+        categories.append(layout_pb2.Category(title=title, chart=protos))
+    tensor = TensorProto(dtype="DT_STRING", string_val=[layout_pb2.Layout(category=categories).SerializeToString()],
+                         tensor_shape=TensorShapeProto())
+    return Summary(value=[Summary.Value(tag="custom_scalars__config__", tensor=tensor,
+                                        metadata=_plugin_metadata("custom_scalars"))])
 
 
 # -- PR curves ------------------------------------------------------------------------------

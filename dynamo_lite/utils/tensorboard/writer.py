@@ -181,6 +181,15 @@ class SummaryWriter:
         else:
             self.add_image(tag, figure_to_chw(figure, close), global_step, walltime, dataformats="CHW")
 
+    def add_audio(self, tag: str, snd_tensor, global_step=None, sample_rate: int = 44100, walltime=None) -> None:
+        """Log a mono sound clip: samples in [-1, 1] (clipped), written as 16-bit WAV."""
+        self._get_file_writer().add_summary(summaries.audio(tag, snd_tensor, sample_rate), global_step, walltime)
+
+    def add_custom_scalars(self, layout: dict) -> None:
+        """Lay out the Custom Scalars dashboard: ``{category: {chart: ["Multiline", [tag regexes]]}}``
+        (or ``["Margin", [value, lower, upper]]``)."""
+        self._get_file_writer().add_summary(summaries.custom_scalars(layout))
+
     def add_text(self, tag: str, text_string: str, global_step=None, walltime=None) -> None:
         """Log markdown text (shown by the Text tab under ``<tag>/text_summary``)."""
         self._get_file_writer().add_summary(summaries.text(tag, text_string), global_step, walltime)

@@ -275,3 +275,35 @@ def test_logging_after_close_opens_a_new_event_file(tmp_path):
     assert len(os.listdir(tmp_path)) == 2
     assert [e.value for e in accumulate(tmp_path).Scalars("x")] == [1.0, 2.0]
 
+
+
+def test_audio_is_a_16_bit_wav(tmp_path):
+    import io
+    import wave
+    samples = np.sin(np.linspace(0, 20, 800)) * 1.5  # beyond [-1, 1]: clipped
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_audio("tone", dl.from_numpy(samples[None, :]), 2, sample_rate=8000)
+    clip = accumulate(tmp_path).Audio("tone")[0]
+    assert (clip.step, clip.sample_rate, clip.length_frames, clip.content_type) == (2, 8000, 800, "audio/wav")
+    with wave.open(io.BytesIO(clip.encoded_audio_string)) as wav:
+        assert (wav.getnchannels(), wav.getsampwidth(), wav.getframerate()) == (1, 2, 8000)
+        pcm = np.frombuffer(wav.readframes(800), "<i2")
+    assert np.array_equal(pcm, (np.clip(samples, -1, 1) * 32767).astype(np.int16))
+    with SummaryWriter(tmp_path / "bad") as writer:
+        with pytest.raises(AssertionError, match="1 dimensional"):
+            writer.add_audio("stereo", np.zeros((2, 10)))
+
+
+def test_custom_scalars_layout(tmp_path):
+    from tensorboard.plugins.custom_scalar import layout_pb2
+    layout = {"Losses": {"loss": ["Multiline", ["loss/train", "loss/val"]]},
+              "Bands": {"acc": ["Margin", ["acc", "acc_low", "acc_high"]]}}
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_custom_scalars(layout)
+    acc = accumulate(tmp_path, plugins=True)
+    assert "custom_scalars__config__" in acc.PluginTagToContent("custom_scalars")
+    proto = layout_pb2.Layout.FromString(acc.Tensors("custom_scalars__config__")[0].tensor_proto.string_val[0])
+    assert [c.title for c in proto.category] == ["Losses", "Bands"]
+    assert list(proto.category[0].chart[0].multiline.tag) == ["loss/train", "loss/val"]
+    series = proto.category[1].chart[0].margin.series[0]
+    assert (series.value, series.lower, series.upper) == ("acc", "acc_low", "acc_high")
