@@ -61,7 +61,8 @@ def demo(args) -> int:
     """Compile every zoo workload with the best backend, check it against eager, time both."""
     models, timing = load_zoo()
     if args.train:
-        return demo_train(models, args.steps, args.backend, args.tasks.split(","), args.png, args.threads)
+        return demo_train(models, args.steps, args.backend, args.tasks.split(","), args.png, args.threads,
+                          logdir=args.logdir)
     names = args.workloads.split(",") if args.workloads else list(models.WORKLOADS)
     unknown = [n for n in names if n not in models.WORKLOADS]
     if unknown:
@@ -242,6 +243,8 @@ def _demo_options(parser) -> None:
     parser.add_argument("--threads", type=int, default=1, help="with --train: BLAS/kernel threads (default: 1)")
     parser.add_argument("--png", default=None, help="with --train: also plot the loss curves to this PNG file "
                                                      "(only if matplotlib is installed)")
+    parser.add_argument("--logdir", default=None, help="with --train: log loss curves and the models' graphs for "
+                                                        "TensorBoard there (needs the 'tensorboard' extra)")
 
 
 def main(argv=None) -> int:

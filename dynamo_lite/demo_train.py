@@ -12,6 +12,7 @@ Example:
 from __future__ import annotations
 
 import copy
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -119,7 +120,7 @@ def progress(label: str, done: int, total: int, started: float, out) -> None:
     out.flush()
 
 
-def train(label: str, step, batches: list, steps: int, out) -> Run:
+def train(label: str, step, batches: list, steps: int, out, on_step=None) -> Run:
     run, started = Run(), time.perf_counter()
     every = max(1, steps // 30)
     for i in range(steps):
@@ -128,6 +129,8 @@ def train(label: str, step, batches: list, steps: int, out) -> Run:
         loss = step(x, y)
         run.seconds.append(time.perf_counter() - begin)
         run.losses.append(loss.item())
+        if on_step is not None:  # --logdir: TensorBoard (dynamo_lite/utils/tensorboard/training_log.py)
+            on_step(i, run.losses[-1], run.seconds[-1])
         if (i + 1) % every == 0 or i + 1 == steps:
             progress(label, i + 1, steps, started, out)
     return run
@@ -143,18 +146,21 @@ def sparkline(values: list, width: int = 60, low: float | None = None, high: flo
     return "".join(SPARK[min(len(SPARK) - 1, int((m - low) / span * len(SPARK)))] for m in means)
 
 
-def run_task(task: Task, steps: int, backend: str, out) -> dict:
+def run_task(task: Task, steps: int, backend: str, out, log=None) -> dict:
     """Train ``task`` eagerly and compiled; return what the summary and the plot need."""
     eager_model = task.make_model()
     compiled_model = copy.deepcopy(eager_model)
     eager_opt = dl.optim.AdamW(eager_model.parameters(), lr=3e-3)
     compiled_opt = dl.optim.AdamW(compiled_model.parameters(), lr=3e-3)
     print(f"{task.name}: {task.description}, AdamW, {steps} steps", file=out)
-    eager = train("eager", make_train_step(task, eager_model, eager_opt), task.batches, steps, out)
+    if log is not None:
+        log.add_graph(task.name, eager_model, task.batches[0])
+    eager = train("eager", make_train_step(task, eager_model, eager_opt), task.batches, steps, out,
+                  log and log.on_step(task.name, "eager"))
     dl.reset()
     before = dl.stats()
     compiled_step = dl.compile(make_train_step(task, compiled_model, compiled_opt), backend=backend)
-    compiled = train("compiled", compiled_step, task.batches, steps, out)
+    compiled = train("compiled", compiled_step, task.batches, steps, out, log and log.on_step(task.name, "compiled"))
     after = dl.stats()
     fallbacks = after.fallbacks[len(before.fallbacks):]
     same = np.allclose(compiled.losses, eager.losses, rtol=CURVE_RTOL, atol=1e-5)
@@ -208,8 +214,19 @@ def plot(results: list, path: str, out) -> None:
 TASKS = {"gpt": gpt_task, "small_cnn": cnn_task}
 
 
+def open_training_log(logdir: str, out):
+    """The TensorBoard log of ``--logdir`` (SystemExit naming the extra if tensorboard is missing)."""
+    try:
+        from dynamo_lite.utils.tensorboard.training_log import TrainingLog
+    except ImportError as exc:
+        raise SystemExit(f"--logdir: {exc}") from None
+    print(f"logging to {logdir}; watch it with: tensorboard --logdir {os.path.dirname(logdir.rstrip('/')) or logdir}",
+          file=out)
+    return TrainingLog(logdir)
+
+
 def demo_train(models, steps: int, backend: str, tasks: list, png: str | None = None, threads: int = 1,
-               out=None) -> int:
+               out=None, logdir: str | None = None) -> int:
     """Train each task eagerly and compiled; 0 if every compiled run matched its eager run.
 
     ``threads``: BLAS/kernel threads while training (small models are fastest on one).
@@ -223,12 +240,15 @@ def demo_train(models, steps: int, backend: str, tasks: list, png: str | None = 
         print(f"unknown training task(s) {unknown}; choose from {', '.join(TASKS)}", file=sys.stderr)
         return 2
     print(f"dynamo_lite training demo: backend {backend!r}, {steps} steps per run, {threads} thread(s)", file=out)
+    log = open_training_log(logdir, out) if logdir else None
     previous, previous_blas = dl.get_num_threads(), blas_threads()
     dl.set_num_threads(threads)
     try:
         with dl.enable_grad():
-            results = [run_task(TASKS[name](models), steps, backend, out) for name in tasks]
+            results = [run_task(TASKS[name](models), steps, backend, out, log) for name in tasks]
     finally:
+        if log is not None:
+            log.close()
         dl.set_num_threads(previous)
         if previous_blas is not None:  # the BLAS may have been pinned apart (OPENBLAS_NUM_THREADS=1)
             set_blas_threads(previous_blas)
