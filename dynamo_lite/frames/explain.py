@@ -100,6 +100,8 @@ class ExplainOutput:
             measured = self.measurement_of(gm)
             if measured:
                 lines.append(f"  measured: {measured}")
+            if getattr(gm, "build_units", None):
+                lines.append(f"  {gm.build_units}")
             lines.append("  " + gm.print_readable(print_output=False).replace("\n", "\n  "))
         for i, gm in enumerate(self.backward_graphs):
             lines.append(f"Backward graph {i}:")
