@@ -9,7 +9,9 @@ all of them alike. A candidate's first call is a warm-up and is not counted (pag
 thread pool start). After every round a candidate whose best time is more than
 ``drop_ratio`` times the best of all leaves the race (a slow eager run is not paid ``rounds``
 times); after ``rounds`` counted rounds the candidate with the smallest median wins. Ties go
-to the earlier candidate in the order given. The decision is revisited rarely
+to the earlier candidate in the order given. Only calls with the input sizes of the first
+measured call count (a graph with symbolic sizes may get others; their times would not
+compare); after ``tiered.MAX_SKIPPED`` calls of other sizes the best so far wins. The decision is revisited rarely
 (``TieredFunction`` restarts a choice after ``recheck_calls`` calls, doubling each time).
 The logic is pure: it is told timings, never takes them, so tests drive it with made-up ones.
 """
@@ -79,6 +81,14 @@ class TierChoice:
         self._turn = 0
         if len(self.racing) == 1 or all(len(self.samples[name]) >= self.rounds for name in self.racing):
             self.winner = min(self.racing, key=lambda name: (median(self.samples[name]), self.names.index(name)))
+
+    def decide_now(self) -> str:
+        """End the race early: the smallest median among the candidates with counted calls (else the first)."""
+        if self.winner is None:
+            timed = [name for name in self.racing if self.samples[name]]
+            self.winner = min(timed, key=lambda name: (median(self.samples[name]), self.names.index(name))) \
+                if timed else self.names[0]
+        return self.winner
 
     def medians(self) -> dict:
         """name -> median counted seconds (the best one for a dropped candidate), for measured ones."""

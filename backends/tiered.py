@@ -26,6 +26,12 @@ log = logging.getLogger("dynamo_lite")
 graph_log = logging.getLogger("dynamo_lite.graph")
 
 EAGER = "eager"
+MAX_SKIPPED = 64  # measured calls at other input sizes before the choice is made on what was counted
+
+
+def _signature(args) -> tuple:
+    """What makes two calls' times comparable: each argument's sizes (None for a non-tensor)."""
+    return tuple(getattr(a, "_sizes", None) for a in args)
 
 
 class Tier:
@@ -166,6 +172,7 @@ class TieredFunction:
         # The first tier has run already; a fresh candidate's first call is a warm-up.
         warmups = {name: int(warm_first and name != self._first_name) for name in self.candidates}
         self.choice = TierChoice(list(self.candidates), rounds=self._rounds, warmups=warmups)
+        self._signature, self._skipped = None, 0
         self._state = "measuring"
         self._settle_if_decided()
 
@@ -173,9 +180,18 @@ class TieredFunction:
         name = self.choice.next()
         function = self.candidates[name]
         self.current, self.backend_name = function, name
+        signature = _signature(args)
+        if self._signature is None:
+            self._signature = signature
         started = self._clock()
         result = function(*args)
-        self.choice.record(name, self._clock() - started)
+        elapsed = self._clock() - started
+        if signature == self._signature:
+            self.choice.record(name, elapsed)
+        else:  # other sizes: not comparable (NOTE: [tier choice by measurement])
+            self._skipped += 1
+            if self._skipped >= MAX_SKIPPED:
+                self.choice.decide_now()
         self._settle_if_decided()
         return result
 

@@ -141,3 +141,46 @@ def test_no_measuring_before_the_graph_is_hot():
                               10.0, "g", eager=clock.candidate(3.0, "eager"), clock=clock)
     assert [function() for _ in range(9)] == ["numpy"] * 9
     assert function.choice is None and not function.wait(timeout=0)
+
+
+class Sized:
+    """An argument with sizes, as a tensor has."""
+
+    def __init__(self, *sizes):
+        self._sizes = sizes
+
+
+def test_only_calls_with_the_first_measured_sizes_are_counted():
+    clock = FakeClock()
+    tier = Tier("native", None, lambda: None)
+    small, large = Sized(2), Sized(1000)
+
+    def candidate(name, per_element):
+        def run(x):
+            clock.now += per_element * x._sizes[0]
+            return name
+        return run
+
+    # numpy is faster per element; native would look faster on the small input, which is not counted.
+    function = TieredFunction(candidate("numpy", 1.0), "numpy", tier, lambda: candidate("native", 2.0), 0.0, "g",
+                              eager=None, rounds=3, clock=clock)
+    function.wait(timeout=30)
+    calls = 0
+    while not function.decided and calls < 200:
+        function(small if calls % 3 == 2 else large)  # the first measured call has the large input
+        calls += 1
+    assert function.decided and function.backend_name == "numpy"
+    assert set(function.choice.samples["native"]) == {2000.0} and set(function.choice.samples["numpy"]) == {1000.0}
+
+
+def test_sizes_that_keep_changing_end_the_measurement_on_what_was_counted(monkeypatch):
+    from dynamo_lite.backends import tiered as tiered_module
+    monkeypatch.setattr(tiered_module, "MAX_SKIPPED", 5)
+    clock = FakeClock()
+    function = tiered(clock, upper=1.0, first=2.0, eager=3.0)
+    function.wait(timeout=30)
+    for n in range(40):  # never the same sizes twice
+        function(Sized(n))
+        if function.decided:
+            break
+    assert function.decided and function._skipped == 5
