@@ -32,8 +32,11 @@ def _pair(blocks: int = 6):
     return model, reference
 
 
-def _the_compiled_function() -> CompiledFunction:
-    functions = [o for o in gc.get_objects() if isinstance(o, CompiledFunction)]
+def _the_compiled_function(model) -> CompiledFunction:
+    """The one CompiledFunction whose graph reads ``model``'s parameters (earlier tests leave others)."""
+    params = {id(p) for p in model.parameters()}
+    functions = [o for o in gc.get_objects() if isinstance(o, CompiledFunction)
+                 and any(id(a) in params for a in o._attributes())]
     assert len(functions) == 1
     return functions[0]
 
@@ -95,7 +98,7 @@ def test_a_replaced_graph_attribute_is_seen_by_the_next_call():
     compiled = dl.compile(model, backend="numpy")
     x = dl.randn(3, 6)
     compiled(x).sum().backward()
-    function = _the_compiled_function()
+    function = _the_compiled_function(model)
     name = next(n for n in function.attribute_names if n.endswith("weight"))
     new = nn.Parameter(dl.randn(6, 6))
     function.graph_module.set_attribute(name, new)
@@ -110,7 +113,7 @@ def test_a_parameter_that_stops_requiring_grad_is_never_differentiated_by_the_ca
     compiled = dl.compile(model, backend="numpy")
     x = dl.randn(3, 6)
     compiled(x).sum().backward()
-    function = _the_compiled_function()
+    function = _the_compiled_function(model)
     model.blocks[0].weight.requires_grad_(False)
     reference.blocks[0].weight.requires_grad_(False)
     model.zero_grad()
