@@ -4,8 +4,9 @@ A backend registers with the devices it can run and a priority; ``"auto"`` (the 
 of ``dl.compile``) picks, per graph, the highest-priority backend that supports every
 device among the graph's example inputs. A backend registered without a priority is
 only used when asked for by name. A backend may have an upper *tier* (``register_tier``):
-``"auto"`` then runs the backend's function first and switches to the tier's once it is
-built in the background (NOTE: [tiering] in ``tiered.py``).
+``"auto"`` then runs the backend's function first, builds the tier's in the background, and
+keeps whichever of the two (or the graph run eagerly) measures fastest on the real inputs
+(NOTE: [tiering] in ``tiered.py``).
 
 Example:
     >>> @register_backend("my_backend", devices=("cpu",))
@@ -182,6 +183,10 @@ class AutoBackend:
     # A graph switches to its backend's upper tier once its calls have taken this long
     # (NOTE: [tiering]); 0 starts every build at once, ``math.inf`` never tiers up.
     tier_up_seconds = 0.05
+    # Counted calls of each candidate when choosing between tiers and eager (NOTE: [tier
+    # choice by measurement]), and calls before a choice is measured again (doubling).
+    measure_rounds = 3
+    recheck_calls = 1000
 
     def choose(self, example_inputs) -> str:
         """The backend name ``"auto"`` uses for these inputs."""
@@ -196,7 +201,8 @@ class AutoBackend:
             return function
         inputs = list(example_inputs)
         return TieredFunction(function, name, tier, lambda: compile_graph(tier.compile, gm, inputs),
-                              self.tier_up_seconds, getattr(gm, "class_name", "graph"))
+                              self.tier_up_seconds, getattr(gm, "class_name", "graph"), eager=getattr(gm, "forward", None),
+                              rounds=self.measure_rounds, recheck_calls=self.recheck_calls)
 
     def __repr__(self) -> str:
         return "<dynamo_lite auto backend>"

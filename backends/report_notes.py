@@ -18,3 +18,18 @@ def record_fused_groups(gm, groups) -> None:
         [['sin', 'mul', 'add']]
     """
     gm.fused_groups = [[node.name for node in group] for group in groups]
+
+
+def record_build_units(gm, units) -> None:
+    """Note on ``gm`` how its native library was built: ``(distinct kernels, seconds)`` per unit
+    (NOTE: [native build units]); ``dl.explain`` prints them under the graph.
+
+    Example:
+        >>> record_build_units(gm, [(3, 0.82), (2, 0.4)])
+        >>> gm.build_units
+        'native build: 2 units (3 kernels 820 ms, 2 kernels 400 ms)'
+    """
+    units = list(units)
+    if units:
+        parts = ", ".join(f"{kernels} kernels {seconds * 1e3:.0f} ms" for kernels, seconds in units)
+        gm.build_units = f"native build: {len(units)} unit{'s' if len(units) > 1 else ''} ({parts})"

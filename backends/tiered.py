@@ -1,4 +1,4 @@
-"""Tiered compilation: run a fast-to-build backend's function until a faster one is built in the background.
+"""Tiered compilation: run a fast-to-build backend's function, build a faster one in the background, keep the faster.
 
 NOTE: [tiering] ``backend="auto"`` on CPU compiles each graph with ``numpy`` (milliseconds)
 and returns a ``TieredFunction`` around it. Once the graph is *hot* (its calls have run
@@ -6,10 +6,13 @@ for ``AutoBackend.tier_up_seconds`` in total: a C build costs a few hundred ms, 
 graph run a handful of times in a test or a script never earns back), a daemon thread
 builds the upper tier (``native``: C source, compiler, load; the compiler runs as a
 subprocess, so the calling thread keeps the GIL and keeps running the first tier).
-When the build is done the next call runs the new function. A build that fails (no
-compiler, a compiler error) is logged once per reason and the graph stays on the first
-tier for good. Both tiers compute the same values (within the float tolerance every
-backend is tested to): which one ran is visible in ``dl.explain`` and the graph log.
+When the build is done, the next calls measure the upper tier, the first tier and the
+graph run eagerly node by node on the real inputs, and keep the fastest (NOTE: [tier
+choice by measurement] in ``tier_choice.py``): compiled code is never kept where it is
+slower than eager. A build that fails (no compiler, a compiler error) is logged once per
+reason; the graph then chooses between the first tier and eager the same way. All
+candidates compute the same values (within the float tolerance every backend is tested
+to): which one runs, and the times that chose it, are shown by ``dl.explain``.
 """
 from __future__ import annotations
 
@@ -17,8 +20,18 @@ import logging
 import threading
 import time
 
+from .tier_choice import TierChoice
+
 log = logging.getLogger("dynamo_lite")
 graph_log = logging.getLogger("dynamo_lite.graph")
+
+EAGER = "eager"
+MAX_SKIPPED = 64  # measured calls at other input sizes before the choice is made on what was counted
+
+
+def _signature(args) -> tuple:
+    """What makes two calls' times comparable: each argument's sizes (None for a non-tensor)."""
+    return tuple(getattr(a, "_sizes", None) for a in args)
 
 
 class Tier:
@@ -41,33 +54,77 @@ class Tier:
 
 
 class TieredFunction:
-    """Calls the first tier's function until the upper tier's is built (see NOTE: [tiering]).
+    """Calls the first tier's function until the upper tier's is built, then the fastest (see NOTE: [tiering]).
+
+    Args:
+        function: the first tier's function.
+        first_name: its backend's name.
+        tier: the upper tier.
+        build_upper: ``() -> callable``, builds the upper tier's function (raises on failure).
+        hot_after_seconds: time spent in calls before the build starts (0: at once).
+        label: the graph's name in logs.
+        eager: the graph run node by node (a candidate of the choice), or None.
+        rounds: counted calls of each candidate when choosing.
+        recheck_calls: calls after a choice before it is measured again (doubling each time;
+            0 never rechecks).
+        clock: the timer of calls (``time.perf_counter``; tests pass a made-up one).
 
     Attributes:
         backend_name: the backend whose function the next call runs.
         build_error: why the upper tier was not built, if it failed.
+        upper: the upper tier's function once built (a candidate from the next call on).
+        candidates: backend name -> function, of the functions the choice measures.
+        choice: the ``TierChoice`` of the latest measurement (None before the first).
     """
 
-    def __init__(self, function, first_name: str, tier: Tier, build_upper, hot_after_seconds: float, label: str):
+    def __init__(self, function, first_name: str, tier: Tier, build_upper, hot_after_seconds: float, label: str,
+                 eager=None, rounds: int = 3, recheck_calls: int = 1000, clock=time.perf_counter):
         self.current, self.backend_name = function, first_name
+        self.candidates = {first_name: function}
+        if eager is not None:
+            self.candidates[EAGER] = eager
         self.build_error: str | None = None
+        self.build_seconds: float | None = None
+        self.choice: TierChoice | None = None
+        self._first_name = first_name
         self._tier, self._build_upper, self._label = tier, build_upper, label
         self._hot_after, self._spent = hot_after_seconds, 0.0
+        self._rounds, self._recheck_every, self._clock = rounds, recheck_calls, clock
         self._thread: threading.Thread | None = None
-        self._timing = True
+        self.upper = None  # the upper tier's function, handed over by the build thread
+        self._state = "cold"  # cold -> building -> measuring -> settled (-> measuring on a recheck)
+        self._calls_left = 0  # settled calls before the next recheck (the fast path while > 0)
         if hot_after_seconds <= 0:
             self._start()
 
     def __call__(self, *args):
-        if not self._timing:
+        if self._calls_left > 0:
+            self._calls_left -= 1
             return self.current(*args)
-        started = time.perf_counter()
-        try:
-            return self.current(*args)
-        finally:
-            self._spent += time.perf_counter() - started
-            if self._spent >= self._hot_after:
-                self._start()
+        return self._slow_call(args)
+
+    def _slow_call(self, args):
+        state = self._state
+        if state == "building" and (self._thread is None or not self._thread.is_alive()):
+            self._begin_choice(warm_first=True)
+            state = self._state
+        if state == "measuring":
+            return self._measured_call(args)
+        if state == "settled":  # the calls before a recheck are used up
+            if self._recheck_every <= 0:
+                self._calls_left = 1 << 62
+                return self.current(*args)
+            self._begin_choice(warm_first=False)
+            return self._measured_call(args)
+        if state == "cold":
+            started = self._clock()
+            try:
+                return self.current(*args)
+            finally:
+                self._spent += self._clock() - started
+                if self._spent >= self._hot_after:
+                    self._start()
+        return self.current(*args)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the upper tier's build (if started); True once the build has finished."""
@@ -75,8 +132,20 @@ class TieredFunction:
             self._thread.join(timeout)
         return self._thread is not None and not self._thread.is_alive()
 
+    @property
+    def decided(self) -> bool:
+        """Whether a measurement has chosen the function the calls run."""
+        return self._state == "settled"
+
+    def measurement(self) -> str | None:
+        """The times that chose (or are choosing) the running function, in words; None before any."""
+        if self.choice is None:
+            return None
+        built = f"; {self._tier.name} built in {self.build_seconds * 1e3:.0f} ms" if self.build_seconds else ""
+        return self.choice.summary() + built
+
     def _start(self) -> None:
-        self._timing = False
+        self._state = "building"
         reason = self._tier.unavailable()
         if reason is not None:
             self.build_error = reason
@@ -94,10 +163,47 @@ class TieredFunction:
             self._tier.report_once(f"backend 'auto' stays on {self.backend_name}: {self._tier.name} build failed: "
                                    f"{self.build_error}")
             return
-        previous = self.backend_name
-        self.current, self.backend_name = function, self._tier.name
-        graph_log.debug("%s: switched from %s to %s (built in %.0f ms in the background)", self._label, previous,
-                        self._tier.name, (time.perf_counter() - started) * 1e3)
+        self.build_seconds = time.perf_counter() - started
+        self.upper = function
+
+    def _begin_choice(self, warm_first: bool) -> None:
+        if self.upper is not None and self._tier.name not in self.candidates:
+            self.candidates = {self._tier.name: self.upper, **self.candidates}
+        # The first tier has run already; a fresh candidate's first call is a warm-up.
+        warmups = {name: int(warm_first and name != self._first_name) for name in self.candidates}
+        self.choice = TierChoice(list(self.candidates), rounds=self._rounds, warmups=warmups)
+        self._signature, self._skipped = None, 0
+        self._state = "measuring"
+        self._settle_if_decided()
+
+    def _measured_call(self, args):
+        name = self.choice.next()
+        function = self.candidates[name]
+        self.current, self.backend_name = function, name
+        signature = _signature(args)
+        if self._signature is None:
+            self._signature = signature
+        started = self._clock()
+        result = function(*args)
+        elapsed = self._clock() - started
+        if signature == self._signature:
+            self.choice.record(name, elapsed)
+        else:  # other sizes: not comparable (NOTE: [tier choice by measurement])
+            self._skipped += 1
+            if self._skipped >= MAX_SKIPPED:
+                self.choice.decide_now()
+        self._settle_if_decided()
+        return result
+
+    def _settle_if_decided(self) -> None:
+        if not self.choice.decided:
+            return
+        self.backend_name = self.choice.winner
+        self.current = self.candidates[self.backend_name]
+        self._state = "settled"
+        self._calls_left = self._recheck_every if self._recheck_every > 0 else 1 << 62
+        self._recheck_every *= 2
+        graph_log.debug("%s: runs %s (measured %s)", self._label, self.backend_name, self.choice.summary())
 
     def __repr__(self) -> str:
         return f"<TieredFunction of {self._label} running {self.backend_name}>"

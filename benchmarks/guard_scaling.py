@@ -15,11 +15,13 @@ interleaved rounds (medians, ``benchmarks/timing.py``):
   precomputed outputs, so the overhead is measured without the graph's noise;
 - ``__getattr__/call``: ``Module.__getattr__`` calls made by one cached compiled call.
 
-Everything runs under ``dl.no_grad()``, as inference does: with grad mode on, a graph
-over parameters that require grad runs op by op so that autograd can record it.
+Everything runs under ``dl.no_grad()``, as inference does, unless ``--grad``: then each call
+is a training forward (the compiled forward graph of the joint graph, its saved tensors,
+one backward node with an edge per parameter), and ``graph`` is the compiled forward graph.
 
-Targets (issue #11): overhead at N=128 <= 40 us and <= 3x the overhead at N=1; zero
-``Module.__getattr__`` calls on a cached call.
+Targets: overhead at N=128 <= 40 us and <= 3x the overhead at N=1; zero
+``Module.__getattr__`` calls on a cached call; with ``--grad``, overhead at N=384 (768
+parameters) <= 200 us.
 """
 from __future__ import annotations
 
@@ -71,7 +73,9 @@ class CapturingBackend:
 
     def __call__(self, gm, example_inputs):
         compiled = self.backend(gm, example_inputs)
-        self.graph, self.inputs = compiled, list(example_inputs)
+        first = self.graph is None  # a training graph's forward comes first, then its backward
+        if first:
+            self.graph, self.inputs = compiled, list(example_inputs)
         if not self.stub:
             return compiled
         outputs = compiled(*example_inputs)
@@ -79,7 +83,8 @@ class CapturingBackend:
         def precomputed(*args):
             return outputs
 
-        self.graph = precomputed
+        if first:
+            self.graph = precomputed
         return precomputed
 
 
@@ -129,17 +134,18 @@ def measure_size(blocks: int, backend: str, rounds: int, target_ms: float) -> di
 
 
 def main(argv=None) -> int:
-    # Inference timings, as torch peers run under inference_mode: with grad mode on, graphs whose
-    # parameters require grad run op by op for autograd (docs/training.md, dl.compile and autograd).
-    dl.set_grad_enabled(False)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,8,32,128", help="numbers of blocks (default: 1,8,32,128)")
     parser.add_argument("--backend", default="numpy", help="dynamo_lite backend (default: numpy)")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved timing rounds (default: 15)")
     parser.add_argument("--target-ms", type=float, default=20.0, help="length of one timing in ms")
+    parser.add_argument("--grad", action="store_true", help="training forwards: grad mode on, parameters require grad")
     args = parser.parse_args(argv)
+    # Inference timings by default, as torch peers run under inference_mode.
+    dl.set_grad_enabled(args.grad)
     sizes = [int(n) for n in args.sizes.split(",")]
-    print(f"Python {sys.version.split()[0]}, backend {args.backend}; residual blocks width {WIDTH}, "
+    print(f"Python {sys.version.split()[0]}, backend {args.backend}, grad {'on' if args.grad else 'off'}; "
+          f"residual blocks width {WIDTH}, "
           f"batch {BATCH}; medians of {args.rounds} interleaved rounds, us per call")
     header = (f"{'N':>5}{'params':>8}{'compiled':>11}{'graph':>10}{'overhead':>10}{'stub overhead':>15}"
               f"{'__getattr__/call':>18}")
@@ -147,7 +153,7 @@ def main(argv=None) -> int:
     print("-" * len(header))
     rows = {}
     for n in sizes:
-        with dl.no_grad():
+        with dl.set_grad_enabled(args.grad):
             rows[n] = r = measure_size(n, args.backend, args.rounds, args.target_ms)
         print(f"{n:5d}{2 * n:8d}{r['compiled']:11.1f}{r['graph']:10.1f}{r['overhead']:10.1f}"
               f"{r['stub_overhead']:15.1f}{r['getattr_per_call']:18.0f}")

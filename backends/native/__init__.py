@@ -14,7 +14,7 @@ import logging
 from ..numpy import NumpyBackend, numpy_backend
 from ..numpy.compiler import Specializations
 from ..registry import register_backend, register_tier
-from ..report_notes import record_fused_groups
+from ..report_notes import record_build_units, record_fused_groups
 from ..tiered import Tier
 from .lowering import NativeLowering
 from .threads import THREADS, get_num_threads, set_num_threads
@@ -73,6 +73,7 @@ class NativeBackend(NumpyBackend):
         program = specializations.programs[-1] if specializations.programs else None
         gm.backend_code = _describe(program, specializations.eager_reason, lowering)
         record_fused_groups(gm, [lowering.fused_nodes(g.group) for g in program.groups] if program else [])
+        record_build_units(gm, lowering.build_units)
         if program is not None and graph_log.isEnabledFor(logging.DEBUG):
             graph_log.debug("native code of %s:\n%s", getattr(gm, "class_name", "graph"), gm.backend_code)
         return function

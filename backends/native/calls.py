@@ -11,6 +11,13 @@ arguments and no conversion table costs a fraction of one with ten converted arg
 Since geometry comes from the pool set, a graph with symbolic sizes gets one function
 and one library for every size of the same ``structure``.
 
+NOTE: [native build units] A kernel whose source equals an earlier one's but for its name (the
+same op on the next layer: kernels read sizes at run time) is not emitted again; its calls go to
+the earlier one, so a deep stack of identical blocks costs one kernel per distinct block. The
+library of a large function is split into units of at most ``lowering.MAX_UNIT_BYTES`` of
+kernel source, each chain in one unit with the kernels it calls; units build in parallel and
+are cached one by one (a unit is a source like any other to the build cache).
+
 Kernels whose calls would follow each other with no Python statement in between form a
 *chain*: one entry point runs them in order, one ctypes call instead of several (a
 transformer block's bias add, layer_norm and next linear are one call). The lowering
@@ -22,7 +29,10 @@ result.
 from __future__ import annotations
 
 import ctypes
+import re
 from dataclasses import dataclass, field
+
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 
 # The C parameters of each kind of kernel before its operand pointers, read from its geometry ``g``.
 LEADING = {"group": "g[0], g + 1, g + 1 + g[0], threads", "row": "g[0], g + 2, g[1], g + 2 + g[0], threads",
@@ -52,10 +62,9 @@ class Chain:
     kernels: list = field(default_factory=list)
     call_index: int = -1  # where its call line is
     mark: int = 0  # len(lines) when the lowering last emitted
-
-    @property
-    def pointers(self) -> int:
-        return sum(k.count for k in self.kernels)
+    source_bytes: int = 0  # of the distinct kernels it calls
+    pointers: int = 0  # of all its kernels (the block's first words)
+    names: set = field(default_factory=set)  # of the distinct kernels it calls
 
     def argument_block(self, mem):
         """The block of one pool set: pointers, geometry offsets, geometries (NOTE: [native calls])."""
@@ -85,10 +94,12 @@ class Chain:
 class KernelCalls:
     """The kernels and entry points of the function being generated (NOTE: [native calls])."""
 
-    def __init__(self, threads):
-        self.threads = threads
-        self.sources: list = []
+    def __init__(self, threads, max_chain_bytes: int | None = None):
+        self.threads, self.max_chain_bytes = threads, max_chain_bytes
+        self.sources: list = []  # one per distinct kernel (NOTE: [native build units])
         self.chains: list = []
+        self._named: dict = {}  # a kernel's source with its name blanked -> its name
+        self._source_of: dict = {}  # kernel name -> its source
         self._open: Chain | None = None
         self._addresses: dict = {}  # root Value -> the name of its AddressCache
 
@@ -114,10 +125,21 @@ class KernelCalls:
         c_name = f"dl_{kind}{len(self.sources)}"
         count = len(operands) + (scratch is not None)
         pointers = ", ".join(f"(char*)(intptr_t)a[{k}]" for k in range(count))
-        self.sources.append(f"{make_source(c_name)}\n\nstatic void {c_name}_run(const int64_t* a, const int64_t* g, "
-                            f"int threads) {{\n  {c_name}({LEADING[kind]}, {pointers});\n}}")
+        text = (f"{make_source(c_name)}\n\nstatic void {c_name}_run(const int64_t* a, const int64_t* g, "
+                f"int threads) {{\n  {c_name}({LEADING[kind]}, {pointers});\n}}")
+        blank = _COMMENT.sub("", text.replace(c_name, "\0"))  # comments name the nodes
+        if blank in self._named:  # the same kernel as an earlier one: call that one
+            c_name = self._named[blank]
+        else:
+            self._named[blank] = c_name
+            self._source_of[c_name] = text
+            self.sources.append(text)
         values = [builder.values[n] for n in operands]
         chain = self._open
+        added = 0 if chain is not None and c_name in chain.names else len(self._source_of[c_name])
+        if chain is not None and self.max_chain_bytes is not None \
+                and chain.source_bytes + added > self.max_chain_bytes:
+            chain, added = None, len(self._source_of[c_name])  # a chain fits in one build unit
         if chain is None:
             function = builder.fresh_name(f"_native_{members[0].name}")
             chain = Chain(function, "", builder.fresh_name(f"{function}_a"), builder.lines)
@@ -129,6 +151,9 @@ class KernelCalls:
         kernel = Kernel(c_name, count, [v.key if v.root.kind == "buffer" else None for v in values], geometry,
                         scratch, chain.pointers)
         chain.kernels.append(kernel)
+        chain.source_bytes += added
+        chain.pointers += count
+        chain.names.add(c_name)
         builder.emit(f"# native kernel {c_name}: {', '.join(m.name for m in members)}")
         for k, value in enumerate(values):
             if value.root.kind != "buffer":
@@ -141,12 +166,39 @@ class KernelCalls:
 
     def source(self, preamble: str) -> str:
         """The C source of every kernel and entry point so far."""
-        entries = [chain.entry_source() for chain in self.chains]
-        return preamble + "\n\n" + "\n\n".join(self.sources + entries) + "\n"
+        return self.unit_source(preamble, self.chains)
 
-    def bind(self, library, builder) -> None:
-        """Bind each chain's entry point of ``library`` to the global its call names."""
+    def units(self, max_bytes: int) -> list:
+        """The chains split into build units (NOTE: [native build units]): consecutive chains while the
+        distinct kernels they call stay within ``max_bytes`` of source (a unit has at least one chain)."""
+        units, current, names = [], [], set()
+        size = 0
         for chain in self.chains:
+            new = {k.c_name for k in chain.kernels} - names
+            extra = sum(len(self._source_of[name]) for name in new)
+            if current and size + extra > max_bytes:
+                units.append(current)
+                current, names, size = [], set(), 0
+                new = {k.c_name for k in chain.kernels}
+                extra = sum(len(self._source_of[name]) for name in new)
+            current.append(chain)
+            names |= new
+            size += extra
+        return units + ([current] if current else [])
+
+    def unit_source(self, preamble: str, chains: list) -> str:
+        """The C source of the kernels ``chains`` call (each once) and of their entry points."""
+        names = list(dict.fromkeys(k.c_name for chain in chains for k in chain.kernels))
+        texts = [self._source_of[name] for name in names] + [chain.entry_source() for chain in chains]
+        return preamble + "\n\n" + "\n\n".join(texts) + "\n"
+
+    def unit_kernel_sources(self, chains: list) -> list:
+        """The sources of the distinct kernels ``chains`` call."""
+        return [self._source_of[name] for name in dict.fromkeys(k.c_name for chain in chains for k in chain.kernels)]
+
+    def bind(self, library, builder, chains: list | None = None) -> None:
+        """Bind each of ``chains``' (default: all) entry points of ``library`` to the global its call names."""
+        for chain in self.chains if chains is None else chains:
             function = getattr(library, f"{chain.function}_entry")
             function.restype = None  # no argtypes: the block passes by reference, the thread count as an int
             builder.globals[chain.function] = function

@@ -36,7 +36,7 @@ _TRANSPOSE_8X8 = """\
 def transposed_source(name: str, t: str) -> str:
     """C ``static void name(M, N, s, out, ldc, addend, add_m, add_n)`` (NOTE: [transposing epilogue]);
     ``addend`` is NULL or read at ``addend[m * add_m + n * add_n]``."""
-    lines = ["#include <immintrin.h>" if t == "float" else "",
+    lines = ["#ifdef __AVX__\n#include <immintrin.h>\n#endif" if t == "float" else "",
              f"static void {name}(int64_t M, int64_t N, const {t}* s, {t}* out, int64_t ldc, const {t}* addend,"
              " int64_t add_m, int64_t add_n) {",
              "  int64_t m0 = 0;"]

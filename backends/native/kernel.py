@@ -47,13 +47,16 @@ def group_source(name: str, plan, operands: list, inner_strides: list) -> str:
     group, members = plan.group, plan.group.nodes
     n_inputs = len(operands) - len(group.outputs)
     index, ctype_of = {}, {}
-    lines = [f"void {name}(int64_t ndim, const int64_t* sizes, const int64_t* strides, int threads, "
+    vector = vector_loop(name, members, operands[:n_inputs], operands[n_inputs:], inner_strides)
+    lines = vector[0] if vector is not None else []
+    lines += [f"void {name}(int64_t ndim, const int64_t* sizes, const int64_t* strides, int threads, "
              + ", ".join(f"char* p{k}" for k in range(len(operands))) + ") {",
              "  const int64_t inner = sizes[ndim - 1];",
              "  int64_t outer = 1;",
              "  for (int64_t d = 0; d < ndim - 1; d++) outer *= sizes[d];",
              f"  const int64_t chunk = inner < {CHUNK} ? inner : {CHUNK};",
              "  const int64_t chunks = (inner + chunk - 1) / chunk;",
+             *([GUARD, "  const int isa = dl_isa_level();", "#endif"] if vector is not None else []),
              f"  #pragma omp parallel for schedule(dynamic) num_threads(threads) if(outer * inner >= {PARALLEL_MIN_ELEMENTS})",
              "  for (int64_t task = 0; task < outer * chunks; task++) {",
              "    const int64_t start = (task % chunks) * chunk;",
@@ -74,9 +77,8 @@ def group_source(name: str, plan, operands: list, inner_strides: list) -> str:
             lines.append(f"    const {ctype} b{k} = a{k}[0];")
         if inner_strides[k] not in (0, 1):
             lines.append(f"    const int64_t s{k} = strides[{k} * ndim + ndim - 1];")
-    vector = vector_loop(members, operands[:n_inputs], operands[n_inputs:], inner_strides)
-    if vector is not None:  # NOTE: [vector loops]
-        lines += [GUARD] + ["    " + line for line in vector] + ["#else"]
+    if vector is not None:  # NOTE: [vector loops], NOTE: [vector ISA dispatch]
+        lines += [line if line.startswith("#") else "    " + line for line in vector[1]]
     lines += ["    #pragma omp simd", "    for (int64_t i = 0; i < stop - start; i++) {"]
     for k, node in enumerate(operands[:n_inputs]):
         if inner_strides[k] == 0:
@@ -88,8 +90,6 @@ def group_source(name: str, plan, operands: list, inner_strides: list) -> str:
     for k, node in enumerate(operands[n_inputs:], start=n_inputs):
         lines.append(f"      a{k}[{_at(k, inner_strides[k])}] = {index[node]};")
     lines.append("    }")
-    if vector is not None:
-        lines.append("#endif")
     lines += ["  }", "}"]
     return "\n".join(lines)
 

@@ -12,6 +12,10 @@ in calls.py.
 """
 from __future__ import annotations
 
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from .c_ops import HELPERS, lowerable, math_declarations
@@ -27,6 +31,10 @@ from .row_ops import parse_row_call
 from .rows import row_call, row_source
 from .vector_loop import vector_preamble
 
+# Kernel source per library unit (NOTE: [native build units]): gcc's time grows faster than the
+# source, and units build in parallel and are cached one by one.
+MAX_UNIT_BYTES = 96 << 10
+BUILD_WORKERS = max(1, min(8, os.cpu_count() or 1))
 PREAMBLE = "#include <stdint.h>\n#include <math.h>\n" + math_declarations() + "\n" + HELPERS
 # Ops computed by one C kernel each, by target name:
 # (the call at some values or None, its C source, its kind in calls.LEADING).
@@ -45,12 +53,13 @@ class NativeLowering:
 
     def __init__(self, build, threads):
         self._build, self.threads = build, threads
-        self.calls = KernelCalls(threads)  # of the function being generated
+        self.calls = KernelCalls(threads, MAX_UNIT_BYTES)  # of the function being generated
         self.prologues: dict = {}  # id(FusionGroup) -> the row op or max_pool2d computing it per element
         self._prologue_plans: dict = {}  # that op -> the GroupPlan of its prologue
         self.epilogues: dict = {}  # conv2d run as a direct convolution -> its ConvEpilogue (NOTE: [conv2d epilogues])
         self._epilogue_of: dict = {}  # a node of an epilogue -> its conv2d
         self.built_source = ""  # the C source of the last function built (shown by debug mode)
+        self.build_units: list = []  # (distinct kernels, seconds) of each library unit built (NOTE: [native build units])
 
     # -- hooks called by the NumPy backend's generate ------------------------------------------
     def relocated(self, groups: list, values: dict) -> dict:
@@ -240,18 +249,36 @@ class NativeLowering:
     def finish(self, builder) -> None:
         """Build the library of the emitted kernels and bind them (raises BuildError); the
         next generated function (another signature) starts a new library."""
-        calls, self.calls = self.calls, KernelCalls(self.threads)
+        calls, self.calls = self.calls, KernelCalls(self.threads, MAX_UNIT_BYTES)
         if not calls.chains:
             return
-        source = calls.source(PREAMBLE + vector_preamble(calls.sources))
-        library = self._build(source)
-        self.built_source = source
-        calls.bind(library, builder)
+        units = calls.units(MAX_UNIT_BYTES)  # NOTE: [native build units]
+        sources = [calls.unit_source(PREAMBLE + vector_preamble(calls.unit_kernel_sources(unit)), unit)
+                   for unit in units]
+        built = _build_all(self._build, sources)
+        self.built_source = "\n".join(sources)
+        self.build_units += [(len(calls.unit_kernel_sources(unit)), seconds) for unit, (_, seconds) in zip(units, built)]
+        for unit, (library, _) in zip(units, built):
+            calls.bind(library, builder, unit)
 
     # -- helpers ------------------------------------------------------------------------------
     @staticmethod
     def _lowers(group, values: dict) -> bool:
         return all(lowerable(m) for m in group.nodes) and all(values[n].is_tensor for n in group.inputs)
+
+
+def _build_all(build, sources: list) -> list:
+    """``[(library, seconds)]`` of each source, built in parallel (the compiler runs as a subprocess, so
+    threads overlap its runs); raises the first BuildError."""
+    def timed(source):
+        started = time.perf_counter()
+        library = build(source)
+        return library, time.perf_counter() - started
+
+    if len(sources) == 1:
+        return [timed(sources[0])]
+    with ThreadPoolExecutor(max_workers=min(len(sources), BUILD_WORKERS)) as pool:
+        return list(pool.map(timed, sources))
 
 
 def _prologue_reader(group, values: dict):

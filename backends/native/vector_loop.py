@@ -1,7 +1,8 @@
-"""AVX-512 loops of fused float32 groups: each member as intrinsics on 16 lanes, the tail through a lane mask.
+"""Vector loops of fused float32 groups: each member as AVX-512 or AVX2 intrinsics, the tail through a lane mask.
 
-See NOTE: [vector loops] in vector_math.py for why; kernel.py emits the loop next to the scalar
-one, under ``DL_VECTOR_LOOPS``. A group gets one when every member has an entry in
+See NOTE: [vector loops] in vector_math.py for why; kernel.py emits one function per instruction
+set next to the scalar loop, under ``DL_VECTOR_LOOPS``, and calls the one the CPU runs best
+(NOTE: [vector ISA dispatch]). A group gets one when every member has an entry in
 ``VECTOR_OPS``, computes in float32 from float32 tensors and Python scalars, and every
 operand is unit-stride or broadcast along the innermost dim. Each entry is the scalar
 expression of ``c_ops.C_OPS`` with the same operations in the same order, so the two loops
@@ -17,10 +18,10 @@ from dynamo_lite.ops.pointwise.unary import GELU_TANH_K
 
 from .c_operands import dtype_of, literal, scalar
 from .c_ops import c_arguments, c_op_name
+from .vector_isa import AVX512, VECTOR_ISAS, VectorISA
 from .vector_math import VECTOR_FUNCTIONS, VECTOR_MATH_SOURCE
 
 FLOAT32 = np.dtype(np.float32)
-LANES = 16
 GUARD = "#ifdef DL_VECTOR_LOOPS"
 
 
@@ -30,62 +31,82 @@ def vector_preamble(sources: list) -> str:
     return VECTOR_MATH_SOURCE if any(GUARD in source for source in sources) else ""
 
 
-def _call(function: str):
-    return lambda a: f"{function}({', '.join(a)})"
+def _call(operation: str):
+    """An intrinsic of the set (``add_ps`` -> ``_mm512_add_ps``) applied to the arguments."""
+    return lambda isa, a: f"{isa.op(operation)}({', '.join(a)})"
 
 
-def _scaled(function: str):
+def _function(name: str):
+    """A vector math function of the set (``tanhf`` -> ``dl_v16_tanhf``) applied to the arguments."""
+    return lambda isa, a: f"{isa.function(name)}({', '.join(a)})"
+
+
+def _scaled(operation: str):
     """add/sub, with ``alpha`` as a third argument when it scales a tensor (c_ops._scaled_binary)."""
-    return lambda a: f"{function}({a[0]}, {a[1]})" if len(a) == 2 else \
-        f"{function}({a[0]}, _mm512_mul_ps({a[1]}, {a[2]}))"
+    return lambda isa, a: f"{isa.op(operation)}({a[0]}, {a[1]})" if len(a) == 2 else \
+        f"{isa.op(operation)}({a[0]}, {isa.op('mul_ps')}({a[1]}, {a[2]}))"
 
 
-ONE, HALF, ZERO = "_mm512_set1_ps(1.0f)", "_mm512_set1_ps(0.5f)", "_mm512_setzero_ps()"
-ADD, SUB, MUL, DIV = "_mm512_add_ps", "_mm512_sub_ps", "_mm512_mul_ps", "_mm512_div_ps"
+def _ops(isa):
+    """The set's add, sub, mul, div and its constants 1, 0.5 and 0."""
+    return (isa.op("add_ps"), isa.op("sub_ps"), isa.op("mul_ps"), isa.op("div_ps"), isa.splat("1.0f"),
+            isa.splat("0.5f"), isa.op("setzero_ps()"))
 
 
-def _relu(a):
-    # c_ops: ((0 > x ? 0 : x) + 0); _mm512_max_ps(p, q) is exactly (p > q ? p : q)
-    return f"{ADD}(_mm512_max_ps({ZERO}, {a[0]}), {ZERO})"
+def _relu(isa, a):
+    # c_ops: ((0 > x ? 0 : x) + 0); max_ps(p, q) is exactly (p > q ? p : q)
+    add, zero = isa.op("add_ps"), isa.op("setzero_ps()")
+    return f"{add}({isa.op('max_ps')}({zero}, {a[0]}), {zero})"
 
 
-def _splat(value: float) -> str:
-    return f"_mm512_set1_ps({literal(value, 'float')})"
-
-
-def _gelu_tanh(a):
+def _gelu_tanh(isa, a):
     # c_ops._gelu_tanh's operations: 0.5 x (1 + tanh(((x x) c1 + c2) x))
-    x, c1, c2 = a[0], _splat(0.044715 * GELU_TANH_K), _splat(GELU_TANH_K)
-    inner = f"{MUL}({ADD}({MUL}({MUL}({x}, {x}), {c1}), {c2}), {x})"
-    return f"{MUL}({MUL}({ADD}(dl_v_tanhf({inner}), {ONE}), {x}), {HALF})"
+    add, _, mul, _, one, half, _ = _ops(isa)
+    x, c1, c2 = a[0], isa.splat(literal(0.044715 * GELU_TANH_K, "float")), isa.splat(literal(GELU_TANH_K, "float"))
+    inner = f"{mul}({add}({mul}({mul}({x}, {x}), {c1}), {c2}), {x})"
+    return f"{mul}({mul}({add}({isa.function('tanhf')}({inner}), {one}), {x}), {half})"
 
 
-# op name (c_ops.c_op_name) -> expr([argument vector expressions]) -> the __m512 expression of its result.
+def _rsqrt(isa, a):
+    return f"{isa.op('div_ps')}({isa.splat('1.0f')}, {isa.op('sqrt_ps')}({a[0]}))"
+
+
+def _lerp_from_start(isa, a):
+    add, sub, mul, *_ = _ops(isa)
+    return f"{add}({a[0]}, {mul}({a[2]}, {sub}({a[1]}, {a[0]})))"
+
+
+def _lerp_from_end(isa, a):
+    _, sub, mul, _, one, *_ = _ops(isa)
+    return f"{sub}({a[1]}, {mul}({sub}({a[1]}, {a[0]}), {sub}({one}, {a[2]})))"
+
+
+# op name (c_ops.c_op_name) -> expr(isa, [argument vector expressions]) -> the vector expression of its result.
 VECTOR_OPS = {
-    "add": _scaled(ADD),
-    "sub": _scaled(SUB),
-    "mul": _call(MUL),
-    "div": _call(DIV),
-    "neg": _call("dl_v_neg"),
-    "abs": _call("_mm512_abs_ps"),
-    "square": lambda a: f"{MUL}({a[0]}, {a[0]})",
-    "sqrt": _call("_mm512_sqrt_ps"),
-    "rsqrt": lambda a: f"{DIV}({ONE}, _mm512_sqrt_ps({a[0]}))",
-    "reciprocal": lambda a: f"{DIV}({ONE}, {a[0]})",
-    **{name: _call(function) for name, function in VECTOR_FUNCTIONS.items()},
-    "silu": lambda a: f"{MUL}(dl_v_sigmoidf({a[0]}), {a[0]})",
+    "add": _scaled("add_ps"),
+    "sub": _scaled("sub_ps"),
+    "mul": _call("mul_ps"),
+    "div": _call("div_ps"),
+    "neg": _function("neg"),
+    "abs": _function("abs"),
+    "square": lambda isa, a: f"{isa.op('mul_ps')}({a[0]}, {a[0]})",
+    "sqrt": _call("sqrt_ps"),
+    "rsqrt": _rsqrt,
+    "reciprocal": lambda isa, a: f"{isa.op('div_ps')}({isa.splat('1.0f')}, {a[0]})",
+    **{name: _function(function) for name, function in VECTOR_FUNCTIONS.items()},
+    "silu": lambda isa, a: f"{isa.op('mul_ps')}({isa.function('sigmoidf')}({a[0]}), {a[0]})",
     "relu": _relu,
     "gelu_tanh": _gelu_tanh,
-    "maximum": _call("dl_v_max"),
-    "minimum": _call("dl_v_min"),
-    "lerp_from_start": lambda a: f"{ADD}({a[0]}, {MUL}({a[2]}, {SUB}({a[1]}, {a[0]})))",
-    "lerp_from_end": lambda a: f"{SUB}({a[1]}, {MUL}({SUB}({a[1]}, {a[0]}), {SUB}({ONE}, {a[2]})))",
-    "addcmul": lambda a: f"{ADD}({a[0]}, {MUL}({MUL}({a[1]}, {a[3]}), {a[2]}))",
-    "addcdiv": lambda a: f"{ADD}({a[0]}, {DIV}({MUL}({a[1]}, {a[3]}), {a[2]}))",
+    "maximum": _function("max"),
+    "minimum": _function("min"),
+    "lerp_from_start": _lerp_from_start,
+    "lerp_from_end": _lerp_from_end,
+    "addcmul": lambda isa, a: f"{isa.op('add_ps')}({a[0]}, {isa.op('mul_ps')}({isa.op('mul_ps')}({a[1]}, {a[3]}), {a[2]}))",
+    "addcdiv": lambda isa, a: f"{isa.op('add_ps')}({a[0]}, {isa.op('div_ps')}({isa.op('mul_ps')}({a[1]}, {a[3]}), {a[2]}))",
 }
 
 
-def _arguments(node, index: dict) -> list | None:
+def _arguments(node, index: dict, isa: VectorISA) -> list | None:
     """The vector expressions of ``node``'s arguments, or None when one is not a float32 operand."""
     expressions = []
     for position, arg in enumerate(c_arguments(node)):
@@ -97,48 +118,76 @@ def _arguments(node, index: dict) -> list | None:
             value = scalar(node, position, arg, "float")
             if value is None:
                 return None
-            expressions.append(f"_mm512_set1_ps({value})")
+            expressions.append(isa.splat(value))
     return expressions
 
 
-def vector_member_lines(members: list, index: dict) -> tuple | None:
-    """``(lines, index)``: ``__m512`` lines computing ``members`` (``w0``, ``w1``, ...) and ``index`` (a node's
-    vector expression) with each member's added; None when one has no vector form."""
+def vector_member_lines(members: list, index: dict, isa: VectorISA = AVX512, suffix: str = "") -> tuple | None:
+    """``(lines, index)``: lines of ``isa``'s vectors computing ``members`` (``w0``, ``w1``, ... each followed by
+    ``suffix``) and ``index`` (a node's vector expression) with each member's added; None when one has no vector
+    form."""
     index, lines = dict(index), []
     for j, member in enumerate(members):
         name = c_op_name(member)
-        args = _arguments(member, index) if name in VECTOR_OPS and dtype_of(member) == FLOAT32 else None
+        args = _arguments(member, index, isa) if name in VECTOR_OPS and dtype_of(member) == FLOAT32 else None
         if args is None:
             return None
-        lines.append(f"const __m512 w{j} = {VECTOR_OPS[name](args)};  /* {member.name} */")
-        index[member] = f"w{j}"
+        lines.append(f"const {isa.vtype} w{j}{suffix} = {VECTOR_OPS[name](isa, args)};  /* {member.name} */")
+        index[member] = f"w{j}{suffix}"
     return lines, index
 
 
-def vector_loop(members: list, inputs: list, outputs: list, inner_strides: list) -> list | None:
-    """The lines of the AVX-512 loop over ``i`` in [0, stop - start) of a group whose operand ``k`` is the
-    pointer ``a{k}`` (a broadcast input's element already in ``b{k}``), or None when it has none."""
+def _tail_mask(isa: VectorISA) -> tuple:
+    """(the line making ``lanes``, the masked load of ``p``, the masked store of ``v`` at ``p``) of ``isa``."""
+    if isa.lanes == 16:
+        return ("const __mmask16 lanes = (__mmask16)((1u << (n - i)) - 1);",
+                lambda p: f"_mm512_maskz_loadu_ps(lanes, {p})", lambda p, v: f"_mm512_mask_storeu_ps({p}, lanes, {v});")
+    return ("const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), "
+            "_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));",
+            lambda p: f"_mm256_maskload_ps({p}, lanes)", lambda p, v: f"_mm256_maskstore_ps({p}, lanes, {v});")
+
+
+def _chunk_function(name: str, isa: VectorISA, members: list, inputs: list, outputs: list,
+                    inner_strides: list) -> list:
+    operands = inputs + outputs
+    body, index = vector_member_lines(members, {node: f"x{k}" for k, node in enumerate(inputs)}, isa)
+    broadcast = [k for k in range(len(inputs)) if inner_strides[k] == 0]
+    parameters = ["int64_t n"] + [f"float* a{k}" for k in range(len(operands))] + [f"float b{k}" for k in broadcast]
+    loaded = [k for k in range(len(inputs)) if inner_strides[k] == 1]
+    stored = [(k, index[node]) for k, node in enumerate(outputs, start=len(inputs))]
+    make_lanes, masked_load, masked_store = _tail_mask(isa)
+    lines = [f"#if {isa.guard}", f"static {isa.attribute} void {name}_{isa.name}({', '.join(parameters)}) {{"]
+    lines += [f"  const {isa.vtype} x{k} = {isa.splat(f'b{k}')};" for k in broadcast]
+    # whole vectors, then the tail through a lane mask: a mask on every load and store costs a tenth more
+    lines += ["  int64_t i = 0;"]
+    lines += [f"  for (; i + {isa.lanes} <= n; i += {isa.lanes}) {{"]
+    lines += [f"    const {isa.vtype} x{k} = {isa.op('loadu_ps')}(a{k} + i);" for k in loaded]
+    lines += ["    " + line for line in body]
+    lines += [f"    {isa.op('storeu_ps')}(a{k} + i, {value});" for k, value in stored]
+    lines += ["  }", "  if (i < n) {", "    " + make_lanes]
+    lines += [f"    const {isa.vtype} x{k} = {masked_load(f'a{k} + i')};" for k in loaded]
+    lines += ["    " + line for line in body]
+    lines += ["    " + masked_store(f"a{k} + i", value) for k, value in stored]
+    lines += ["  }", "}", "#endif"]
+    return lines
+
+
+def vector_loop(name: str, members: list, inputs: list, outputs: list, inner_strides: list) -> tuple | None:
+    """``(functions, calls)`` of a group whose operand ``k`` is the pointer ``a{k}`` (a broadcast input's
+    element already in ``b{k}``), or None when it has no vector form: ``functions`` define one function per
+    instruction set computing ``n`` elements from the pointers on (NOTE: [vector ISA dispatch]), ``calls``
+    the lines that run the best one the CPU has for ``stop - start`` elements and ``continue``."""
     operands = inputs + outputs
     if any(dtype_of(node) != FLOAT32 for node in operands) or any(s not in (0, 1) for s in inner_strides) \
             or 0 in inner_strides[len(inputs):]:  # an output is written lane by lane
         return None
-    index = {node: f"x{k}" for k, node in enumerate(inputs)}
-    computed = vector_member_lines(members, index)
-    if computed is None:
-        return None
-    body, index = computed
-    lines = [f"const __m512 x{k} = _mm512_set1_ps(b{k});" for k in range(len(inputs)) if inner_strides[k] == 0]
-    loaded = [k for k in range(len(inputs)) if inner_strides[k] == 1]
-    stored = [(k, index[node]) for k, node in enumerate(outputs, start=len(inputs))]
-    # whole vectors, then the tail through a lane mask: a mask on every load and store costs a tenth more
-    lines += ["int64_t i = 0;", f"for (; i + {LANES} <= stop - start; i += {LANES}) {{"]
-    lines += [f"  const __m512 x{k} = _mm512_loadu_ps(a{k} + i);" for k in loaded]
-    lines += ["  " + line for line in body]
-    lines += [f"  _mm512_storeu_ps(a{k} + i, {value});" for k, value in stored]
-    lines += ["}", "if (i < stop - start) {",
-              "  const __mmask16 lanes = (__mmask16)((1u << (stop - start - i)) - 1);"]
-    lines += [f"  const __m512 x{k} = _mm512_maskz_loadu_ps(lanes, a{k} + i);" for k in loaded]
-    lines += ["  " + line for line in body]
-    lines += [f"  _mm512_mask_storeu_ps(a{k} + i, lanes, {value});" for k, value in stored]
-    lines.append("}")
-    return lines
+    functions, calls = [GUARD], [GUARD]
+    arguments = ", ".join(["stop - start"] + [f"a{k}" for k in range(len(operands))]
+                          + [f"b{k}" for k in range(len(inputs)) if inner_strides[k] == 0])
+    for isa in VECTOR_ISAS:
+        if vector_member_lines(members, {node: f"x{k}" for k, node in enumerate(inputs)}, isa) is None:
+            return None
+        functions += _chunk_function(name, isa, members, inputs, outputs, inner_strides)
+        calls += [f"#if {isa.guard}",
+                  f"if (isa >= {isa.level}) {{ {name}_{isa.name}({arguments}); continue; }}", "#endif"]
+    return functions + ["#endif"], calls + ["#endif"]

@@ -55,6 +55,12 @@ class ExplainOutput:
         _, function, name = self.compiled.get(id(gm), (None, None, "?"))
         return backend_name_of(function, name)
 
+    def measurement_of(self, gm) -> str | None:
+        """How ``auto`` chose what runs ``gm``: each candidate's measured time and the choice, or None."""
+        _, function, _ = self.compiled.get(id(gm), (None, None, "?"))
+        measurement = getattr(function, "measurement", None)
+        return measurement() if callable(measurement) else None
+
     @property
     def graph_count(self) -> int:
         return len(self.graphs)
@@ -91,6 +97,11 @@ class ExplainOutput:
                 lines.append(f"  {i}. " + str(reason).replace("\n", "\n     "))
         for i, gm in enumerate(self.graphs):
             lines.append(f"Graph {i} ({len(ops[i])} ops, backend {self.backend_of(gm)}):")
+            measured = self.measurement_of(gm)
+            if measured:
+                lines.append(f"  measured: {measured}")
+            if getattr(gm, "build_units", None):
+                lines.append(f"  {gm.build_units}")
             lines.append("  " + gm.print_readable(print_output=False).replace("\n", "\n  "))
         for i, gm in enumerate(self.backward_graphs):
             lines.append(f"Backward graph {i}:")

@@ -70,6 +70,7 @@ class GraphModule:
                 if node.op in ("get_attr", "call_module"):
                     self._attributes[node.target] = _getattr_path(root, node.target.split("."), node.target)
         self._generated: GeneratedCode | None = None
+        self.attribute_version = 0  # bumped by set_attribute / delete_attribute (callers cache attribute lookups)
         self.graph = graph  # compiles
 
     # -- graph and code ----------------------------------------------------------------
@@ -151,6 +152,7 @@ class GraphModule:
     def set_attribute(self, qualname: str, value: Any) -> None:
         """Add or replace an attribute; compiled code sees the new object immediately."""
         self._attributes[qualname] = value
+        self.attribute_version += 1
         for bound_name, names in self._generated.attribute_globals.items():
             if bound_name == qualname or bound_name.startswith(qualname + "."):
                 resolved = self.get_attribute(bound_name)
@@ -161,6 +163,7 @@ class GraphModule:
         if self._used_by_graph(qualname):
             raise RuntimeError(f"attribute {qualname!r} is still used by the graph")
         del self._attributes[qualname]
+        self.attribute_version += 1
 
     def delete_unused_attributes(self) -> list:
         """Drop attributes no get_attr/call_module node refers to; returns their names."""

@@ -200,6 +200,16 @@ def test_a_batch_too_large_to_stage_keeps_the_gather_and_gemm(monkeypatch):
 
 
 @needs_compiler
+def test_many_channel_weights_keep_the_gather_and_gemm():
+    # 512 -> 512 channels (9 MiB of 3x3 weights) on 4 x 4: the direct kernel would reread them per pixel tile.
+    fn = epilogue_fn(1, 1, 1, True, 1)
+    x, w, b = inputs(1, 512, 512, (4, 4), (3, 3), NCHW, dl.float32)
+    actual, recording = run_compiled(fn, x, w, b)
+    np.testing.assert_array_equal(actual.numpy(), fn(x, w, b).numpy())
+    assert "gemm(" in recording.codes[0] and kernel_lines(recording)[0].endswith("conv2d")  # relu: its own loop
+
+
+@needs_compiler
 def test_a_graph_with_an_inplace_op_runs_the_direct_conv2d_alone():
     # A mutation in the graph: nothing is computed at another node's step, the relu_ and pooling keep theirs.
     def f(x, w, b):

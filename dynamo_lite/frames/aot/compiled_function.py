@@ -19,6 +19,7 @@ raises instead of drawing a second mask or updating a buffer twice.
 from __future__ import annotations
 
 import logging
+import operator
 
 from ...autograd.engine import grad as autograd_grad
 from ...autograd.grad_mode import GRAD_MODE
@@ -27,11 +28,12 @@ from ...autograd.recording import history, set_history
 from ...ops.core.registry import REGISTRY
 from ...tensor.meta import TensorMeta
 from ...tensor.tensor import Tensor
-from .joint import requires_grad_flags
 from .partition import SAVED_ATTRIBUTE, SAVED_INPUT
 
 LOG = logging.getLogger("dynamo_lite.aot")
 OPS = REGISTRY
+_REQUIRES_GRAD = operator.attrgetter("_requires_grad")
+_VERSION = operator.attrgetter("_storage.version")
 
 DOUBLE_BACKWARD_IMPURE = (
     "double backward (create_graph=True) through a compiled graph with random or in-place ops is not "
@@ -124,6 +126,24 @@ class CompiledFunction:
         self.input_requires_grad = input_requires_grad
         self.impure = any(n.op == "call_function" and not getattr(n.target, "is_pure", True)
                           for n in graph_module.graph.nodes)
+        # per-call work over the parameters at C speed (NOTE: [flat training-call overhead])
+        self._exact_names = all(name in graph_module._attributes for name in self.attribute_names)
+        self._input_flags = input_requires_grad[:self.placeholder_count]
+        self._attribute_state = None
+
+    def _attributes(self) -> list:
+        if self._exact_names:
+            return list(map(self.graph_module._attributes.__getitem__, self.attribute_names))
+        return [self.graph_module.get_attribute(name) for name in self.attribute_names]
+
+    def _state_for(self, attributes: list) -> "_AttributeState":
+        """What the calls reuse while the graph's attributes are the same objects (rebuilt when one changes)."""
+        key = tuple(map(id, attributes))
+        state = self._attribute_state
+        if state is None or state.key != key:
+            state = self._attribute_state = _AttributeState(self, attributes, key)
+        state.version = getattr(self.graph_module, "attribute_version", None)
+        return state
 
     def input_value(self, inputs, attributes, position):
         """Input ``position`` of the joint graph: a call argument, then the get_attr tensors."""
@@ -132,8 +152,15 @@ class CompiledFunction:
         return attributes[position - self.placeholder_count]
 
     def __call__(self, *inputs):
-        attributes = [self.graph_module.get_attribute(name) for name in self.attribute_names]
-        if requires_grad_flags(inputs, attributes) != self.input_requires_grad:
+        state = self._attribute_state
+        if state is not None and self._exact_names and state.version == self.graph_module.attribute_version:
+            attributes = state.attributes  # exact names, no set_attribute since: the same objects
+        else:
+            attributes = self._attributes()
+            state = self._state_for(attributes)
+        input_flags = [isinstance(t, Tensor) and t._requires_grad for t in inputs]
+        if state.changed or input_flags != self._input_flags \
+                or list(map(_REQUIRES_GRAD, state.tensors)) != state.tensor_flags:
             # the guards on requires_grad recompile before this happens; never reuse a wrong graph
             LOG.info("graph %s runs op by op: requires_grad of an input or parameter changed since it was "
                      "compiled", self.graph_module.class_name)
@@ -144,22 +171,86 @@ class CompiledFunction:
         finally:
             GRAD_MODE.enabled = mode
         outputs = tuple(results[:self.output_count])
-        extra = results[self.output_count:]
-        saved = [self._saved_value(kind, key, inputs, extra) for kind, key in self.saved]
-        edges = [gradient_edge(history(self.input_value(inputs, attributes, i))) for i in self.grad_inputs]
+        pool = (*inputs, *state.saved_attributes, *results[self.output_count:])
+        saved = state.pick_saved(pool)
+        edges = list(state.edges)
+        for slot, position in state.input_edges:
+            edges[slot] = gradient_edge(history(self.input_value(inputs, attributes, position)))
         metas = self.output_metas
         if self.symbolic:  # the zeros of an output without a gradient take this call's sizes
             metas = [TensorMeta.of(outputs[i]) if m is not None else None for i, m in enumerate(metas)]
-        versions = [t._storage.version if isinstance(t, Tensor) else None for t in saved]
+        try:
+            versions = list(map(_VERSION, saved))
+        except AttributeError:  # a saved size (an int) among them
+            versions = [t._storage.version if isinstance(t, Tensor) else None for t in saved]
         node = CompiledFunctionBackward(self, edges, saved, versions,
                                         (inputs, attributes), metas)
         for i in self.tangent_outputs:
             set_history(outputs[i], node, i)
         return outputs
 
-    def _saved_value(self, kind, key, inputs, extra):
-        if kind == SAVED_INPUT:
-            return inputs[key]
-        if kind == SAVED_ATTRIBUTE:
-            return self.graph_module.get_attribute(key)
-        return extra[key]
+
+
+class _AttributeState:
+    """What a CompiledFunction's calls reuse while its graph's attributes stay the same objects.
+
+    NOTE: [flat training-call overhead] A training forward over hundreds of parameters must
+    not pay Python work per parameter on every call. While the attributes are the same objects
+    (no ``GraphModule.set_attribute`` since, for exact attribute names; else their ids, compared
+    as one tuple), the node's edges into the parameters (their
+    AccumulateGrad nodes: a leaf keeps its one node, ``grad_accumulator``) and the saved
+    parameters are the ones of the previous call; what can change between calls is read at C
+    speed: each tensor's ``requires_grad`` (a change runs the graph op by op, as before) and
+    each saved tensor's storage version. Inputs of the call are looked at every time.
+
+    Attributes:
+        key: the ids of the attributes it was built for.
+        version: the graph module's ``attribute_version`` when last checked.
+        tensors: the attributes that are tensors; tensor_flags: the requires_grad the graph was compiled for.
+        changed: an attribute that required grad when compiled is no tensor now.
+        saved_attributes: the values of the saved attributes.
+        saved_positions: per saved value, its index in (inputs, saved attributes, forward's extra outputs).
+        edges: per gradient input, its edge (None where the call's input decides).
+        input_edges: (slot in edges, input position) for the gradient inputs that are call arguments.
+    """
+
+    def __init__(self, function: CompiledFunction, attributes: list, key: tuple):
+        self.key, self.attributes = key, attributes  # kept: the ids stay theirs while cached
+        inputs = function.placeholder_count
+        compiled_flags = function.input_requires_grad[inputs:]  # what the graph was compiled for
+        self.tensors = [t for t in attributes if isinstance(t, Tensor)]
+        self.tensor_flags = [flag for t, flag in zip(attributes, compiled_flags) if isinstance(t, Tensor)]
+        # an attribute that required grad is no tensor now: every call runs the graph op by op
+        self.changed = any(flag and not isinstance(t, Tensor) for t, flag in zip(attributes, compiled_flags))
+        by_name = dict(zip(function.attribute_names, attributes))
+        self.saved_attributes, self.saved_positions = [], []
+        attribute_kinds = [(k, key) for k, key in function.saved if k == SAVED_ATTRIBUTE]
+        for kind, name in attribute_kinds:
+            self.saved_attributes.append(by_name[name] if name in by_name else function.graph_module.get_attribute(name))
+        attribute_index = 0
+        for kind, k in function.saved:
+            if kind == SAVED_INPUT:
+                self.saved_positions.append(k)
+            elif kind == SAVED_ATTRIBUTE:
+                self.saved_positions.append(inputs + attribute_index)
+                attribute_index += 1
+            else:
+                self.saved_positions.append(inputs + len(attribute_kinds) + k)
+        positions = self.saved_positions
+        if len(positions) > 1:
+            getter = operator.itemgetter(*positions)
+            self.pick_saved = lambda pool: list(getter(pool))
+        else:
+            self.pick_saved = lambda pool: [pool[p] for p in positions]
+        self.edges, self.input_edges = [], []
+        for slot, position in enumerate(function.grad_inputs):
+            if position < inputs:
+                self.edges.append(None)
+                self.input_edges.append((slot, position))
+                continue
+            tensor = attributes[position - inputs]
+            if tensor._grad_fn is None and getattr(tensor, "_view_base", None) is None:
+                self.edges.append(gradient_edge(tensor))  # a leaf: its one AccumulateGrad (or none)
+            else:  # a tensor with history: looked at on every call
+                self.edges.append(None)
+                self.input_edges.append((slot, position))
