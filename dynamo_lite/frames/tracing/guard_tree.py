@@ -182,7 +182,8 @@ def _child(parent: Node, source) -> Node:
     a key), read directly if it can be."""
     owner = parent.value
     if isinstance(source, KeyPresentSource):  # a member where the dict's items are
-        table = parent.linked and isinstance(parent.source, AttrSource) and parent.source.attr in RETAGGING_TABLES
+        table = parent.linked and isinstance(parent.source, AttrSource) and (
+            parent.source.attr in RETAGGING_TABLES or parent.source.attr == "__dict__")
         return Node(source, parent, f"({source.key!r} in {{p}})", _read(lambda: source.key in owner),
                     table or type(owner) in TRACKED_TYPES)
     if type(owner) in TRACKED_TYPES or (_plain_optimizer(owner) and isinstance(source, AttrSource)):
@@ -195,7 +196,7 @@ def _child(parent: Node, source) -> Node:
             return Node(source, parent, f"{{p}}.{table}[{name!r}]", owner.__dict__[table][name], True,
                         table == "_modules")
         value = _read(lambda: getattr(owner, name))
-        if module and name in RETAGGING_TABLES:
+        if module and (name in RETAGGING_TABLES or name == "__dict__"):  # Module.__setattr__ retags
             return Node(source, parent, f"{{p}}.{name}", value, True, True)
         member = (module and _in_instance_dict(owner, name)) or isinstance(owner, tuple)
         return Node(source, parent, f"{{p}}.{name}", value, member)

@@ -24,7 +24,8 @@ from ..proxy import ProxyTensor
 from ..sources import AttrSource, ItemSource, IteratorStateSource, KeyPresentSource, LocalSource, iterator_state
 from .base import CONSTANT_TYPES, ConstantVariable, VariableTracker
 from .builtins import BuiltinVariable, PureFunctionVariable, is_builtin, is_pure_library_function
-from .containers import ListVariable, NamedTupleVariable, TupleVariable
+from .containers import ListVariable, TupleVariable
+from .named_tuples import NamedTupleVariable
 from .dicts import MISSING, DictVariable
 from .exceptions import CaughtExceptionVariable
 from .sets import SetVariable

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...errors import Unsupported
 from ..sources import AttrSource
 from .base import ConstantVariable, VariableTracker
-from .containers import NamedTupleVariable
+from .named_tuples import NamedTupleVariable
 from .exceptions import ExceptionVariable, is_plain_exception
 from .instances import construct, is_plain_class
 from .library import call_special, has_special_handling
@@ -27,7 +27,7 @@ class ClassVariable(ObjectVariable):
         if issubclass(cls, BaseException) and not kwargs and all(a.is_python_constant() for a in args):
             if is_plain_exception(cls):
                 return ExceptionVariable(cls, list(args))
-        if issubclass(cls, tuple) and hasattr(cls, "_fields") and hasattr(cls, "_make"):
+        if issubclass(cls, tuple) and hasattr(cls, "_fields") and hasattr(cls, "_make") and _generated_new(cls):
             return _make_namedtuple(cls, args, kwargs)
         raise Unsupported(f"creating an instance of {cls.__qualname__} inside the compiled region")
 
@@ -35,6 +35,13 @@ class ClassVariable(ObjectVariable):
         # (a classmethod read here is a new bound method each time: the builder guards its __func__
         # and __self__, and a graph break can rebuild it from the class's source)
         return tx.wrap(getattr(self.value, name), AttrSource(self.source, name) if self.source is not None else None)
+
+
+def _generated_new(cls) -> bool:
+    """Whether constructing ``cls`` runs the namedtuple's own ``__new__`` and no ``__init__``
+    of a subclass (a subclass adding only methods)."""
+    owner = next(klass for klass in cls.__mro__ if "__new__" in klass.__dict__)
+    return "_make" in owner.__dict__ and cls.__init__ is object.__init__
 
 
 def _make_namedtuple(cls, args, kwargs) -> VariableTracker:

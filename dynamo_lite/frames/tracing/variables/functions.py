@@ -199,6 +199,10 @@ class SuperVariable(VariableTracker):
                 attr = klass.__dict__[name]
                 if isinstance(attr, types.FunctionType):
                     return UserMethodVariable(attr, self.self_var)
+                base_slot = getattr(self.self_var, "base_slot", None)  # a builtin base's slot it models
+                slot = base_slot(klass, name) if base_slot is not None else None
+                if slot is not None:
+                    return slot
                 raise Unsupported(f"super().{name} that is not a plain method")
         raise Unsupported(f"super() has no attribute {name!r}")
 
