@@ -1,11 +1,15 @@
 """Python builtins during tracing: a table from builtin to handler."""
 from __future__ import annotations
 
+import abc
 import builtins
+import inspect
 import operator
 import types
+import typing
 
 from ...errors import Unsupported, UserError
+from .. import trace_rules
 from ..sources import ConstSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
 from .classes import ClassVariable
@@ -45,7 +49,40 @@ def _len(tx, obj):
 
 def _isinstance(tx, obj, classes):
     cls = classes.as_python_constant()
-    return ConstantVariable(issubclass(obj.python_type(), cls))
+    for klass in _flatten_classes(cls):
+        check = inspect.getattr_static(type(klass), "__instancecheck__", None)
+        if check in _TYPE_INSTANCECHECKS:
+            if issubclass(obj.python_type(), klass):
+                return ConstantVariable(True)
+        elif isinstance(check, types.FunctionType) and trace_rules.rule_for_function(check) == trace_rules.INLINE:
+            # a metaclass's own __instancecheck__ (user code) decides, as in eager Python
+            if tx.wrap(check, None).call(tx, [tx.wrap(klass, None), obj], {}).truth(tx):
+                return ConstantVariable(True)
+        else:
+            raise Unsupported(f"isinstance() against {klass.__qualname__}, whose metaclass "
+                              f"{type(klass).__qualname__} decides instances in library code")
+    return ConstantVariable(False)
+
+
+#: ``__instancecheck__``s that agree with ``issubclass(type(obj), cls)`` for objects whose
+#: ``__class__`` is their type (abc's checks subclasses and registrations the same way).
+_TYPE_INSTANCECHECKS = (type.__dict__["__instancecheck__"], abc.ABCMeta.__dict__["__instancecheck__"])
+
+
+def _flatten_classes(classes) -> list:
+    """The classes of isinstance's second argument (a class, or nested tuples of them)."""
+    pending, flat = [classes], []
+    while pending:
+        item = pending.pop(0)
+        if isinstance(item, tuple):
+            pending[:0] = list(item)
+        elif isinstance(item, type):
+            flat.append(item)
+        elif isinstance(item, types.UnionType) or typing.get_origin(item) is typing.Union:
+            pending[:0] = list(typing.get_args(item))
+        else:
+            raise UserError(TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union"))
+    return flat
 
 
 def _issubclass(tx, cls, classes):
