@@ -341,6 +341,9 @@ class NoOpContextVariable(VariableTracker):
         return self.value.target_mode(current)
 
     def enter_with(self, tx) -> tuple:
+        if "_before" in self.value.__dict__:  # dl.set_grad_enabled(...) made by eager code: it set the mode
+            raise Unsupported("a with block over a dl.set_grad_enabled(...) object made before the compiled "
+                              "code (its __exit__ restores the mode from before that call)")
         exit_fn = self.var_getattr(tx, "__exit__")
         tx.output.grad_mode_blocks.append(self.mode(tx))
         return exit_fn, ConstantVariable(None)
