@@ -48,7 +48,8 @@ class TieredFunction:
         build_error: why the upper tier was not built, if it failed.
     """
 
-    def __init__(self, function, first_name: str, tier: Tier, build_upper, hot_after_seconds: float, label: str):
+    def __init__(self, function, first_name: str, tier: Tier, build_upper, hot_after_seconds: float, label: str,
+                 example_inputs=()):
         self.current, self.backend_name = function, first_name
         self.build_error: str | None = None
         self._tier, self._build_upper, self._label = tier, build_upper, label
@@ -56,7 +57,7 @@ class TieredFunction:
         self._thread: threading.Thread | None = None
         self._timing = True
         if hot_after_seconds <= 0:
-            self._start()
+            self._start(list(example_inputs))
 
     def __call__(self, *args):
         if not self._timing:
@@ -67,7 +68,7 @@ class TieredFunction:
         finally:
             self._spent += time.perf_counter() - started
             if self._spent >= self._hot_after:
-                self._start()
+                self._start(list(args))  # built for this call's inputs: none are kept from the first call
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait for the upper tier's build (if started); True once the build has finished."""
@@ -75,20 +76,20 @@ class TieredFunction:
             self._thread.join(timeout)
         return self._thread is not None and not self._thread.is_alive()
 
-    def _start(self) -> None:
+    def _start(self, inputs: list) -> None:
         self._timing = False
         reason = self._tier.unavailable()
         if reason is not None:
             self.build_error = reason
             self._tier.report_once(f"backend 'auto' stays on {self.backend_name}: {reason}")
             return
-        self._thread = threading.Thread(target=self._build, name=f"dynamo_lite {self._tier.name} build", daemon=True)
+        self._thread = threading.Thread(target=self._build, args=(inputs,), name=f"dynamo_lite {self._tier.name} build", daemon=True)
         self._thread.start()
 
-    def _build(self) -> None:
+    def _build(self, inputs: list) -> None:
         started = time.perf_counter()
         try:
-            function = self._build_upper()
+            function = self._build_upper(inputs)
         except Exception as exc:  # a failed build must never reach the user's calls
             self.build_error = f"{type(exc).__name__}: {exc}"
             self._tier.report_once(f"backend 'auto' stays on {self.backend_name}: {self._tier.name} build failed: "

@@ -141,14 +141,26 @@ def build(guards, names: tuple, values: tuple, f_globals: dict, kinds: dict) -> 
             return node
         return node_for_path(source)
 
-    for guard in guards:
-        node = nodes[guard] = node_for(guard.source)
-        node.guards.append(guard)
-        for other in kinds[guard.kind].sources(guard.expected):
-            node_for(other)
+    try:
+        for guard in guards:
+            node = nodes[guard] = node_for(guard.source)
+            node.guards.append(guard)
+            for other in kinds[guard.kind].sources(guard.expected):
+                node_for(other)
+    finally:
+        del node_for, node_for_path  # the two closures hold each other (and the frame's values)
     for root in roots:
         _assign_coverage(root)
     return roots, nodes
+
+
+def dismantle(nodes: dict) -> None:
+    """Unlink a tree once its program is generated: parents and children refer to each
+    other, and each node holds the value it was built for (a user's tensor)."""
+    for node in nodes.values():
+        node.parent = node.covered_by = node.scope = None
+        node.children = []
+        node.value = _UNKNOWN
 
 
 def _plain_module(obj) -> bool:

@@ -44,12 +44,14 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
         entry = _convert(request, output)
     except Unsupported as exc:
         if request.config.fullgraph and not getattr(exc, "user_error", False):
+            output.release()
             raise
         exc.located(request.code.co_filename, request.code.co_firstlineno)
         guards = _compile_guards(output, request)
         report = TranslationReport(fallback_reason=str(exc), break_reasons=[_break_reason(exc)],
                                    guards=output.guards.text(), original_code=request.code)
         entry = CacheEntry(guards.check, None, guards.describe_failure, request.config, report)
+    output.release()
     observe = getattr(request.config.backend, "observe_translation", None)
     if observe is not None:  # dl.explain's backend records every translation
         observe(request, entry)
