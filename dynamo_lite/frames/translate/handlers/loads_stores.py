@@ -13,9 +13,19 @@ from ...tracing.variables.tensor import TensorVariable
 from .registry import handles
 
 
-@handles(*compat.NO_OPS, "PRECALL")
+@handles(*(name for name in compat.NO_OPS if name != "MAKE_CELL"), "PRECALL")
 def nop(tx, ins):
     pass
+
+
+@handles("MAKE_CELL")
+def make_cell(tx, ins):
+    # In the frame's setup the translator has made its cells already. Inside the body
+    # (3.12+ inlined comprehensions whose variable a closure captures) it boxes the
+    # variable in a new cell, after LOAD_FAST_AND_CLEAR took the outer one away.
+    current = tx.locals.get(ins.argval)
+    if not isinstance(current, CellVariable):
+        tx.locals[ins.argval] = CellVariable(current, ins.argval)
 
 
 def _load_fast(tx, name):
