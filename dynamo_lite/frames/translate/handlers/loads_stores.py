@@ -139,7 +139,7 @@ def store_attr(tx, ins):
     target = tx.pop()
     value = tx.pop()
     if not isinstance(target, (ObjectVariable, TensorVariable)) or isinstance(target.value, type):
-        raise Unsupported(f"assignment to attribute {ins.argval!r} of {target}")
+        raise Unsupported(f"assignment to attribute {ins.argval!r} of {target.describe()}")
     target.store_attribute(tx, ins.argval, value)
 
 
@@ -147,7 +147,7 @@ def store_attr(tx, ins):
 def delete_attr(tx, ins):
     target = tx.pop()
     if not isinstance(target, ObjectVariable) or isinstance(target.value, type):
-        raise Unsupported(f"del of attribute {ins.argval!r} of {target}")
+        raise Unsupported(f"del of attribute {ins.argval!r} of {target.describe()}")
     target.var_getattr(tx, ins.argval)  # raises AttributeError as eager does when it is missing
     target.store_attribute(tx, ins.argval, DELETED)
 
