@@ -13,6 +13,7 @@ from .. import trace_rules
 from ..sources import ConstSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
 from .classes import ClassVariable
+from .objects import ObjectVariable
 from .containers import ContainerMethodVariable, ListVariable, TupleVariable
 from .dicts import make_dict
 from .exceptions import RuntimeValueVariable
@@ -232,6 +233,18 @@ def _sum(tx, iterable, start=None):
     return total
 
 
+def _setattr(tx, obj, name, value):
+    """``setattr(obj, "name", value)``: the attribute store STORE_ATTR makes."""
+    if not name.is_python_constant() or not isinstance(obj, (ObjectVariable, TensorVariable)) or isinstance(
+            getattr(obj, "value", None), type):
+        raise Unsupported(f"setattr() on {obj.describe()} with a name that is not a constant")
+    attribute = name.as_python_constant()
+    if not isinstance(attribute, str):
+        raise UserError(TypeError(f"attribute name must be string, not '{type(attribute).__name__}'"))
+    obj.store_attribute(tx, attribute, value)
+    return ConstantVariable(None)
+
+
 def _print(tx, *args, **kwargs):
     raise Unsupported("print() has a side effect outside the graph",
                       hint="move the print out of the hot path, or accept the graph break")
@@ -262,6 +275,7 @@ BUILTIN_HANDLERS = {
     iter: _iter,
     next: _next,
     getattr: _getattr,
+    setattr: _setattr,
     hasattr: _hasattr,
     min: _min_max(min),
     max: _min_max(max),

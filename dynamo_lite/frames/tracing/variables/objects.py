@@ -7,6 +7,7 @@ import types
 from ....nn.hooks import HOOK_TABLES
 from ....nn.module import Module
 from ...errors import Unsupported, UserError
+from .. import trace_rules
 from ..guards import CONSTANT_MATCH, DICT_KEYS, LENGTH_MATCH
 from ..side_effects import DELETED
 from ..sources import AttrSource, ItemSource, KeyPresentSource
@@ -90,6 +91,14 @@ class ObjectVariable(ValueVariable):
         if cls.__setattr__ is not object.__setattr__ or (value is DELETED and cls.__delattr__ is not object.__delattr__):
             raise Unsupported(f"assignment to an attribute of {cls.__name__}, which has a custom __setattr__")
         self.record_store(tx, name, value)
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        """``obj(...)`` of an object whose class defines ``__call__`` in Python (a hook object
+        such as weight_norm's, a user functor): the method is inlined."""
+        own = inspect.getattr_static(type(self.value), "__call__", None)
+        if isinstance(own, types.FunctionType) and trace_rules.rule_for_function(own) == trace_rules.INLINE:
+            return UserMethodVariable(own, self).call(tx, args, kwargs)
+        return super().call(tx, args, kwargs)
 
     def guard_not_shadowed(self, tx, name: str, static) -> None:
         """``static`` (a class attribute that is no data descriptor) was read for ``obj.name``:
