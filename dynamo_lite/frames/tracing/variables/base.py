@@ -19,7 +19,7 @@ class VariableTracker:
     rebuilt_once = True
 
     def python_type(self) -> type:
-        raise Unsupported(f"type of {self.describe()}")
+        raise Unsupported("the type of a value the compiler does not model")  # (describe() asks this)
 
     def is_python_constant(self) -> bool:
         try:

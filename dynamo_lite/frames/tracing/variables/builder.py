@@ -295,6 +295,11 @@ def _object_variable(tx, value, source) -> VariableTracker:
 
 def _instance_variable(tx, value, source) -> VariableTracker:
     kind = type(value)
+    if isinstance(value, functools._lru_cache_wrapper) and isinstance(value.__wrapped__, types.FunctionType) \
+            and trace_rules.rule_for_function(value.__wrapped__) == trace_rules.INLINE:
+        # @functools.lru_cache over user code: the function is inlined (what it returns is what
+        # the cache would return for a pure function; the cache itself is not consulted)
+        return wrap(tx, value.__wrapped__, AttrSource(source, "__wrapped__") if source is not None else None)
     if isinstance(value, CompiledModule):
         return wrap(tx, value._orig_mod, AttrSource(source, "_orig_mod") if source else None)
     if isinstance(value, Module):

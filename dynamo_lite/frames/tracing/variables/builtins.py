@@ -10,12 +10,13 @@ import typing
 
 from ...errors import Unsupported, UserError
 from .. import trace_rules
+from ..guards import ID_MATCH
 from ..sources import ConstSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
 from .classes import ClassVariable
 from .objects import ObjectVariable
 from .containers import ContainerMethodVariable, ListVariable, TupleVariable
-from .dicts import make_dict
+from .dicts import DictVariable, constant_key, make_dict
 from .exceptions import RuntimeValueVariable
 from .functions import SuperVariable, zero_argument_super
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
@@ -245,6 +246,34 @@ def _setattr(tx, obj, name, value):
     return ConstantVariable(None)
 
 
+def _any_all(pick):
+    """``any(...)``/``all(...)`` over an iterable whose items' truth is known while tracing
+    (``any(p.requires_grad for p in m.parameters())``); a tensor's truth is data-dependent."""
+    def handler(tx, iterable):
+        iterator = iterate(tx, iterable)
+        while True:
+            item = iterator.next_item(tx)
+            if item is None:
+                return ConstantVariable(pick is all)
+            if isinstance(item, TensorVariable):
+                raise Unsupported(f"{pick.__name__}() over tensors needs their values (data-dependent)")
+            if item.truth(tx) is (pick is any):
+                return ConstantVariable(pick is any)  # stops early, as Python does
+
+    return handler
+
+
+def _id(tx, obj):
+    """``id(obj)`` of an object read from the frame: a constant under the identity guard."""
+    value = getattr(obj, "value", None)
+    if value is None:  # a list or dict read from the frame: its variable is tracked by identity
+        value = next((real for real, variable in tx.output.objects.values() if variable is obj), None)
+    if obj.source is None or value is None or isinstance(obj, TensorVariable):
+        raise Unsupported("id() of an object made in the compiled region (or a tensor)")
+    tx.output.guards.add(obj.source, ID_MATCH, value)
+    return ConstantVariable(id(value))
+
+
 def _print(tx, *args, **kwargs):
     raise Unsupported("print() has a side effect outside the graph",
                       hint="move the print out of the hot path, or accept the graph break")
@@ -276,6 +305,9 @@ BUILTIN_HANDLERS = {
     next: _next,
     getattr: _getattr,
     setattr: _setattr,
+    any: _any_all(any),
+    all: _any_all(all),
+    id: _id,
     hasattr: _hasattr,
     min: _min_max(min),
     max: _min_max(max),
@@ -289,8 +321,40 @@ BUILTIN_HANDLERS = {
 }
 
 
+def _dict_fromkeys(tx, keys, value=None):
+    """``dict.fromkeys(keys, value)``: every key maps to the same value object."""
+    value = value if value is not None else ConstantVariable(None)
+    return DictVariable({constant_key(key): value for key in iterate(tx, keys).unpack(tx)})
+
+
+#: (builtin, attribute) -> handler(tx, *args, **kwargs) of the attribute's call.
+BUILTIN_ATTRIBUTES = {
+    (dict, "fromkeys"): _dict_fromkeys,
+}
+
+
+class BuiltinAttributeVariable(ValueVariable):
+    """A modelled attribute of a builtin (``dict.fromkeys``): calling it runs its handler."""
+
+    def __init__(self, value, handler):
+        super().__init__(value)
+        self.handler = handler
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return self.handler(tx, *args, **kwargs)
+
+    def reconstruct(self, cg) -> None:
+        cg.load_const(self.value)
+
+
 class BuiltinVariable(ValueVariable):
     """A Python builtin such as ``len``, ``isinstance``, ``range`` or ``zip``."""
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        handler = BUILTIN_ATTRIBUTES.get((self.fn, name))
+        if handler is not None:
+            return BuiltinAttributeVariable(getattr(self.fn, name), handler)
+        return super().var_getattr(tx, name)
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         kept_symbolic = symbolic.call(tx, self.fn, args, kwargs)  # NOTE: [observing a symbolic int]
