@@ -185,7 +185,8 @@ def _emit_graph(builder, output, request, live: list) -> tuple:
     builder.graph_output_index = {node: i for i, node in enumerate(outputs)}
     builder.symbolic_node = output.sym_nodes.node_for
     graph.output(tuple(outputs))
-    graph.eliminate_dead_code()
+    # (values a custom autograd.Function saved for its backward stay: NOTE: [custom autograd.Function in the graph])
+    graph.eliminate_dead_code(lambda node: node.is_impure() or node.meta.get("kept_for_backward", False))
     gm = GraphModule(output.attributes, graph, class_name=f"Graph_{request.code.co_name}")
     compiled = autograd_aware(request.config.backend, gm, list(output.example_inputs), output.grad_enabled)
     builder.emit_graph_call(compiled, output.input_variables)

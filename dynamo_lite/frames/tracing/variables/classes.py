@@ -6,6 +6,7 @@ from ...errors import Unsupported
 from ..sources import AttrSource
 from .base import ConstantVariable, VariableTracker
 from .named_tuples import NamedTupleVariable
+from .custom_function import FunctionApplyVariable, is_traceable_function
 from .exceptions import ExceptionVariable, is_plain_exception
 from .instances import construct, is_plain_class
 from .library import call_special, has_special_handling
@@ -32,6 +33,8 @@ class ClassVariable(ObjectVariable):
         raise Unsupported(f"creating an instance of {cls.__qualname__} inside the compiled region")
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name == "apply" and is_traceable_function(self.value):  # NOTE: [custom autograd.Function in the graph]
+            return FunctionApplyVariable(self.value, AttrSource(self.source, name) if self.source is not None else None)
         # (a classmethod read here is a new bound method each time: the builder guards its __func__
         # and __self__, and a graph break can rebuild it from the class's source)
         return tx.wrap(getattr(self.value, name), AttrSource(self.source, name) if self.source is not None else None)
