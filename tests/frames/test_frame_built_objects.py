@@ -146,3 +146,30 @@ def test_device_made_in_the_frame(backend):
         return x.to(dl.device("cpu")) + 1, dl.device("cpu")
 
     one_graph(f, backend)
+
+
+def test_deque_made_in_the_frame(backend):
+    def f(x):
+        d = collections.deque([x, x + 1], maxlen=3)
+        d.append(x * 2)
+        d.appendleft(x - 1)  # full: drops from the right
+        first = d.popleft()
+        d.extend([x * 3, x * 4])  # drops from the left
+        d.rotate(1)
+        return first + d[-1] + len(d), d, d.maxlen, [v.sum() for v in d]
+
+    one_graph(f, backend)
+
+
+def test_deque_pop_from_empty_raises_like_eager(backend):
+    def f(x):
+        d = collections.deque()
+        d.append(x)
+        d.pop()
+        try:
+            d.pop()
+        except IndexError as error:
+            return x + 1, str(error)
+        return x, ""
+
+    one_graph(f, backend)

@@ -16,6 +16,7 @@ from ...errors import Unsupported, UserError
 from .. import trace_rules
 from .base import ConstantVariable, VariableTracker
 from .containers import BaseListVariable, TupleVariable
+from .deques import make_deque
 from .dicts import make_dict
 from .functions import PartialVariable
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
@@ -153,6 +154,7 @@ SPECIAL_CALLABLES = {
     collections.namedtuple: _namedtuple,
     Device: _device,
     collections.OrderedDict: _ordered_dict,
+    collections.deque: make_deque,
     collections.defaultdict: _defaultdict,
 }
 
