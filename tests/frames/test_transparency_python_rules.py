@@ -349,3 +349,22 @@ def test_9_module_input_freed_after_compiling_call(backend):
 
     assert _freed_without_gc(run)
     assert _freed_without_gc(run)
+
+
+class WithDefaults(typing.NamedTuple("Base", [("a", object), ("b", object), ("c", object)])):
+    """A namedtuple subclass whose own ``__new__`` fills a field (PackedSequence does)."""
+
+    __slots__ = ()
+
+    def __new__(cls, a, b=None, c=None):
+        if c is None and b is not None:
+            c = b * 2
+        return super().__new__(cls, a, b, c)
+
+
+def test_5_namedtuple_subclass_own_new(backend):
+    def f(x):
+        p = WithDefaults(x, x + 1)
+        return p, p.c - p.a
+
+    assert_transparent(f, lambda c: (t(c),), backend, graphs=1, breaks=0)

@@ -219,6 +219,10 @@ class SuperVariable(VariableTracker):
         for klass in mro[mro.index(self.cls) + 1:]:
             if name not in klass.__dict__:
                 continue
+            base_slot = getattr(self.self_var, "base_slot", None)  # what the class variable models itself
+            slot = base_slot(klass, name) if base_slot is not None else None
+            if slot is not None:
+                return slot
             attr = klass.__dict__[name]
             if isinstance(attr, classmethod) and isinstance(attr.__func__, types.FunctionType):
                 return UserMethodVariable(attr.__func__, self.self_var)
