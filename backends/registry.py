@@ -199,10 +199,12 @@ class AutoBackend:
         tier = _TIERS.get(name)
         if tier is None or self.tier_up_seconds == float("inf"):
             return function
-        inputs = list(example_inputs)
-        return TieredFunction(function, name, tier, lambda: compile_graph(tier.compile, gm, inputs),
+        # the upper tier is built for the inputs of the call that makes it hot: holding the
+        # first call's inputs until then would keep the user's tensors alive
+        return TieredFunction(function, name, tier, lambda inputs: compile_graph(tier.compile, gm, inputs),
                               self.tier_up_seconds, getattr(gm, "class_name", "graph"), eager=getattr(gm, "forward", None),
-                              rounds=self.measure_rounds, recheck_calls=self.recheck_calls)
+                              rounds=self.measure_rounds, recheck_calls=self.recheck_calls,
+                              example_inputs=example_inputs if self.tier_up_seconds <= 0 else ())
 
     def __repr__(self) -> str:
         return "<dynamo_lite auto backend>"

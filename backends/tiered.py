@@ -78,7 +78,7 @@ class TieredFunction:
     """
 
     def __init__(self, function, first_name: str, tier: Tier, build_upper, hot_after_seconds: float, label: str,
-                 eager=None, rounds: int = 3, recheck_calls: int = 1000, clock=time.perf_counter):
+                 eager=None, rounds: int = 3, recheck_calls: int = 1000, clock=time.perf_counter, example_inputs=()):
         self.current, self.backend_name = function, first_name
         self.candidates = {first_name: function}
         if eager is not None:
@@ -95,7 +95,7 @@ class TieredFunction:
         self._state = "cold"  # cold -> building -> measuring -> settled (-> measuring on a recheck)
         self._calls_left = 0  # settled calls before the next recheck (the fast path while > 0)
         if hot_after_seconds <= 0:
-            self._start()
+            self._start(list(example_inputs))
 
     def __call__(self, *args):
         if self._calls_left > 0:
@@ -123,7 +123,7 @@ class TieredFunction:
             finally:
                 self._spent += self._clock() - started
                 if self._spent >= self._hot_after:
-                    self._start()
+                    self._start(list(args))  # built for this call's inputs: none are kept from the first call
         return self.current(*args)
 
     def wait(self, timeout: float | None = None) -> bool:
@@ -144,20 +144,20 @@ class TieredFunction:
         built = f"; {self._tier.name} built in {self.build_seconds * 1e3:.0f} ms" if self.build_seconds else ""
         return self.choice.summary() + built
 
-    def _start(self) -> None:
+    def _start(self, inputs: list) -> None:
         self._state = "building"
         reason = self._tier.unavailable()
         if reason is not None:
             self.build_error = reason
             self._tier.report_once(f"backend 'auto' stays on {self.backend_name}: {reason}")
             return
-        self._thread = threading.Thread(target=self._build, name=f"dynamo_lite {self._tier.name} build", daemon=True)
+        self._thread = threading.Thread(target=self._build, args=(inputs,), name=f"dynamo_lite {self._tier.name} build", daemon=True)
         self._thread.start()
 
-    def _build(self) -> None:
+    def _build(self, inputs: list) -> None:
         started = time.perf_counter()
         try:
-            function = self._build_upper()
+            function = self._build_upper(inputs)
         except Exception as exc:  # a failed build must never reach the user's calls
             self.build_error = f"{type(exc).__name__}: {exc}"
             self._tier.report_once(f"backend 'auto' stays on {self.backend_name}: {self._tier.name} build failed: "

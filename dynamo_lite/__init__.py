@@ -12,8 +12,11 @@ from .tensor.dtype import bfloat16, cdouble, cfloat, complex64, complex128, floa
 from .tensor.device import get_default_device, set_default_device  # noqa: E402
 from .tensor.type_info import finfo, iinfo  # noqa: E402
 from .tensor.layout import Size, channels_last, contiguous_format, preserve_format
+from .tensor.layout import strided  # noqa: E402  (Tensor.layout)
 from .tensor.meta import TensorMeta
 from .tensor.tensor import Tensor
+from .tensor.legacy import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,  # noqa: E402
+                            IntTensor, LongTensor, ShortTensor)
 
 from . import ops  # noqa: E402  (registers every op and installs Tensor methods)
 from .ops.core.api import *  # noqa: E402,F401,F403  (the dl.* functions)

@@ -169,6 +169,7 @@ class Specializations:
                            getattr(self.gm, "class_name", "graph"), self.lowering, symbolic_inputs)
         if symbolic_inputs:
             add_shape(program.function, inputs, shape)
+        shape.forget_inputs()
         return program
 
     def _planned(self, args):
@@ -181,6 +182,7 @@ class Specializations:
                                      self.lowering)
             except Unsupported:
                 continue
+            shape.forget_inputs()
             if shape.structure == program.function.structure and serves_geometry(program.function, args):
                 add_shape(program.function, args, shape)
                 return program.function

@@ -72,6 +72,14 @@ class ShapePlan:
         return cls(values, by_key, memory, plans, lowered, copied_in_place)
 
 
+    def forget_inputs(self) -> None:
+        """Drop the call's own input objects once the code is generated: a plan outlives the
+        call it was made for and must not keep the user's tensors alive."""
+        for value in self.values.values():
+            if value.node is not None and value.node.op == "placeholder" and type(value.obj) is not int:
+                value.obj = None
+
+
 class ShapeState(list):
     """The free pool sets of one shape (the generated code pops one per call and gives it
     back) and how to make another."""

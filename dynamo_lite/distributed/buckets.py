@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.api import empty
+from ..ops.core.api import empty
 
 FIRST_BUCKET_BYTES = 1024 * 1024
 #: the attribute DistributedDataParallel sets on its parameters: its bucket byte limits (first, then the

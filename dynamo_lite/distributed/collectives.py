@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.api import from_numpy
+from ..ops.core.api import from_numpy
 from ..tensor.tensor import Tensor
 from . import state
 from .reduce_op import ReduceOp

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..autograd.grad_mode import GRAD_MODE
 from ..autograd.node import AccumulateGrad
-from ..ops.api import from_numpy
+from ..ops.core.api import from_numpy
 from ..tensor.tensor import Tensor
 from .algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
 from .buckets import Bucket, GradBucket, assign_buckets

@@ -17,6 +17,22 @@ class Size(tuple):
     def numel(self) -> int:
         return prod(self)
 
+    # Like torch.Size: slicing, concatenating to and repeating a Size give a Size
+    # (``tuple + Size`` is tuple's own concatenation: a tuple).
+    def __getitem__(self, key):
+        result = tuple.__getitem__(self, key)
+        return Size(result) if isinstance(key, slice) else result
+
+    def __add__(self, other):
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __mul__(self, times):
+        return Size(tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
+
 
 class _MemoryFormat:
     __slots__ = ("name",)
@@ -27,6 +43,14 @@ class _MemoryFormat:
     def __repr__(self) -> str:
         return f"dl.{self.name}"
 
+
+class _Layout(_MemoryFormat):
+    """How a tensor's elements are stored (``Tensor.layout``): dynamo_lite has dense strided tensors."""
+
+    __slots__ = ()
+
+
+strided = _Layout("strided")
 
 contiguous_format = _MemoryFormat("contiguous_format")
 channels_last = _MemoryFormat("channels_last")

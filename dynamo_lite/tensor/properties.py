@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from . import layout
 from .layout import Size
+from .layout import strided as STRIDED
 
 
 class TensorProperties:
@@ -72,3 +73,9 @@ class TensorProperties:
         if len(self._sizes) == 4 and not self.is_contiguous() and self.is_contiguous(layout.channels_last):
             return layout.channels_last
         return layout.contiguous_format
+
+    # (last: the name hides the layout module from the class body below it)
+    @property
+    def layout(self):
+        """``dl.strided``: every tensor is a dense strided view."""
+        return STRIDED

@@ -6,12 +6,21 @@ import numpy as np
 from . import layout
 from .device import CPU, array_module, as_device
 from .device import device as Device
+from .dtype import DEFAULT as DEFAULT_DTYPE
 from .dtype import dtype as DType
 from .autograd_fields import GRAD_MODE, AutogradFields
 from .properties import TensorProperties
 from .rebinds import tensor_rebound
 from .storage import Storage
 
+
+class _LegacyConstructor:
+    """Where tensor/legacy.py installs ``dl.Tensor(...)``'s construction (it imports this module)."""
+
+    new = None
+
+
+LEGACY_CONSTRUCTOR = _LegacyConstructor()
 
 NUMPY_REQUIRES_GRAD = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
 
@@ -32,8 +41,15 @@ class Tensor(AutogradFields, TensorProperties):
     __slots__ = ("_storage", "_sizes", "_strides", "_offset", "_dtype", "_array_cache",
                  "_requires_grad", "_grad_fn", "_autograd", "_view_base", "__weakref__", "__dict__")
 
+    def __new__(cls, *args, **kwargs):
+        """``dl.Tensor(data)``/``dl.Tensor(*sizes)``: torch's legacy constructor, in the default
+        dtype (tensor/legacy.py); factories (``dl.tensor``, ``dl.empty`` ...) are the usual way."""
+        if cls is not Tensor or LEGACY_CONSTRUCTOR.new is None:
+            raise TypeError("create tensors with dl.tensor(...), dl.empty(...) or another factory")
+        return LEGACY_CONSTRUCTOR.new(DEFAULT_DTYPE.value, args, kwargs)
+
     def __init__(self, *args, **kwargs):
-        raise TypeError("create tensors with dl.tensor(...), dl.empty(...) or another factory")
+        pass  # __new__ (or the factory) did the work
 
     @classmethod
     def _make(cls, storage: Storage, sizes, strides, offset: int, dtype: DType) -> "Tensor":

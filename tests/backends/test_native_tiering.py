@@ -79,7 +79,7 @@ def test_failed_build_stays_on_numpy(caplog):
 
     tier = Tier("native", broken, lambda: None)
     with caplog.at_level(logging.WARNING, logger="dynamo_lite"):
-        function = TieredFunction(lambda x: x + 1, "numpy", tier, lambda: broken(None, []), 0.0, "g")
+        function = TieredFunction(lambda x: x + 1, "numpy", tier, lambda inputs: broken(None, []), 0.0, "g")
         assert function.wait(timeout=30)
     assert function(1) == 2 and function.backend_name == "numpy" and function.decided
     assert "cc: internal error" in function.build_error and list(function.candidates) == ["numpy"]

@@ -86,7 +86,7 @@ class FakeClock:
 
 def tiered(clock, *, upper=1.0, first=2.0, eager=3.0, recheck_calls=1000, build=None):
     tier = Tier("native", None, lambda: None)
-    built = build or (lambda: clock.candidate(upper, "native"))
+    built = build or (lambda inputs: clock.candidate(upper, "native"))
     return TieredFunction(clock.candidate(first, "numpy"), "numpy", tier, built, 0.0, "g",
                           eager=clock.candidate(eager, "eager"), rounds=3, recheck_calls=recheck_calls, clock=clock)
 
@@ -107,7 +107,7 @@ def test_the_tiered_function_keeps_whichever_is_fastest_eager_included(times, wi
 def test_a_failed_build_still_chooses_between_the_first_tier_and_eager():
     clock = FakeClock()
 
-    def broken():
+    def broken(inputs):
         raise RuntimeError("cc: internal error")
 
     function = tiered(clock, first=2.0, eager=1.0, build=broken)
@@ -137,7 +137,7 @@ def test_the_choice_is_measured_again_after_recheck_calls():
 def test_no_measuring_before_the_graph_is_hot():
     clock = FakeClock()
     tier = Tier("native", None, lambda: None)
-    function = TieredFunction(clock.candidate(1.0, "numpy"), "numpy", tier, lambda: clock.candidate(0.5, "native"),
+    function = TieredFunction(clock.candidate(1.0, "numpy"), "numpy", tier, lambda inputs: clock.candidate(0.5, "native"),
                               10.0, "g", eager=clock.candidate(3.0, "eager"), clock=clock)
     assert [function() for _ in range(9)] == ["numpy"] * 9
     assert function.choice is None and not function.wait(timeout=0)
@@ -162,7 +162,7 @@ def test_only_calls_with_the_first_measured_sizes_are_counted():
         return run
 
     # numpy is faster per element; native would look faster on the small input, which is not counted.
-    function = TieredFunction(candidate("numpy", 1.0), "numpy", tier, lambda: candidate("native", 2.0), 0.0, "g",
+    function = TieredFunction(candidate("numpy", 1.0), "numpy", tier, lambda inputs: candidate("native", 2.0), 0.0, "g",
                               eager=None, rounds=3, clock=clock)
     function.wait(timeout=30)
     calls = 0

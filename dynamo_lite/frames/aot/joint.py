@@ -40,6 +40,7 @@ from ...tensor.tensor import Tensor
 from ..errors import Unsupported
 from ..tracing.output_graph import to_metas
 from ..tracing.proxy import ProxyTensor
+from .custom_functions import CustomEntry, note_region
 from ..tracing.sym_nodes import SymbolicNodes
 
 OPS = REGISTRY
@@ -236,6 +237,11 @@ class JointTracer:
             received = [grads.get(o.node) if o is not None else None for o in entry.outputs]
             if all(g is None for g in received):
                 continue
+            if isinstance(entry, CustomEntry):  # the user's backward (aot/custom_functions.py)
+                for tensor, grad in zip(entry.inputs, entry.gradients(received)):
+                    if tensor is not None and grad is not None:
+                        _accumulate(grads, tensor.node, grad)
+                continue
             if any(proxy.node is not node for proxy, node in entry.versions):
                 raise Unsupported("a tensor the backward needs is modified by an in-place op later in the forward")
             grad_outputs = [g if g is not None or o is None else _zeros(o) for g, o in zip(received, entry.outputs)]
@@ -291,7 +297,7 @@ def trace_joint(gm, requires_grad: list) -> JointGraph:
     """
     tracer = JointTracer(_shape_env(gm))
     graph = tracer.graph
-    env, placeholders, attributes = {}, [], []
+    env, placeholders, attributes, regions = {}, [], [], {}
     inputs_in_order = [n for n in gm.graph.nodes if n.op == "placeholder"] + [
         n for n in gm.graph.nodes if n.op == "get_attr"]
     flags = dict(zip(inputs_in_order, requires_grad))
@@ -318,6 +324,7 @@ def trace_joint(gm, requires_grad: list) -> JointGraph:
                 tracer.recording = node.meta.get("grad_enabled") is not False
                 env[node] = target(*args, **kwargs)
                 tracer.recording = False
+                note_region(tracer, node, env, regions)  # NOTE: [custom autograd.Function in the graph]
             elif node.op == "output":
                 outputs = list(_lookup(node.args[0], env))
             else:

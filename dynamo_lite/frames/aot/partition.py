@@ -73,6 +73,15 @@ def _alias_root(node):
     return node
 
 
+def _first_read(node, forward_nodes: set, order: dict) -> int:
+    """When the forward first reads ``node``'s value (not through a view, nor by writing into
+    it): a write to its storage before then (a buffer filled in place through views of it)
+    is part of the value the backward sees; one after it would make the value stale."""
+    reads = [order[user] for user in node.users if user in forward_nodes and not (
+        user.op == "call_function" and isinstance(user.target, Op) and user.target.tags & {"view", "inplace"})]
+    return max(order[node], min(reads, default=order[node]))
+
+
 def _is_impure(node) -> bool:
     return node.op == "call_function" and isinstance(node.target, Op) and not node.target.is_pure
 
@@ -112,9 +121,16 @@ def partition(joint) -> Partition:
             stack.extend(node.all_input_nodes)
         else:
             saved[node] = None
-    mutated = {_alias_root(n.args[0]) for n in forward_nodes if _is_impure(n) and "inplace" in n.target.tags}
+    # The backward gets a saved tensor as the forward leaves it: a value the forward writes
+    # to in place *after* the node the backward reads (through any alias) would be stale.
+    # Writes before it (a buffer filled in place, then saved) are what the node holds.
+    last_write: dict = {}
+    for n in forward_nodes:
+        if _is_impure(n) and "inplace" in n.target.tags:
+            root = _alias_root(n.args[0])
+            last_write[root] = max(last_write.get(root, -1), order[n])
     read = [n for n in in_backward if n in forward_nodes] + list(saved)
-    if any(_alias_root(n) in mutated for n in read):
+    if any(_first_read(n, forward_nodes, order) < last_write.get(_alias_root(n), -1) for n in read):
         raise Unsupported("the backward reads a tensor the forward modifies in place")
     saved_nodes = sorted(saved, key=order.__getitem__)
 

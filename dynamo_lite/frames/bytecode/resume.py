@@ -59,6 +59,12 @@ def _cells_made_free(bc: Bytecode) -> int:
     cells = set(bc.cellvars)
     if not cells:
         return 0
+    if any(isinstance(item, Instr) and item.name == "LOAD_FAST_AND_CLEAR" and _names_cell(item.arg, cells)
+           for item in bc):
+        # (3.12+ inlined comprehensions whose variable a closure captures save the outer cell
+        # and make a fresh one per run of their body: a free variable cannot be replaced)
+        raise Unsupported("a graph break in a frame whose comprehension makes cells as it runs "
+                          "(a closure over its loop variable)")
     for item in bc:
         if not isinstance(item, Instr):
             continue
@@ -85,6 +91,10 @@ def _cells_made_free(bc: Bytecode) -> int:
         return -len(made)
     bc.insert(0, Instr("COPY_FREE_VARS", len(bc.freevars), location=location))
     return 1 - len(made)
+
+
+def _names_cell(arg, cells: set) -> bool:
+    return isinstance(arg, CellVar) or (isinstance(arg, str) and arg in cells)
 
 
 def exit_stack_names(layout: tuple) -> list:

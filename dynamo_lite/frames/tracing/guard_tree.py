@@ -141,14 +141,26 @@ def build(guards, names: tuple, values: tuple, f_globals: dict, kinds: dict) -> 
             return node
         return node_for_path(source)
 
-    for guard in guards:
-        node = nodes[guard] = node_for(guard.source)
-        node.guards.append(guard)
-        for other in kinds[guard.kind].sources(guard.expected):
-            node_for(other)
+    try:
+        for guard in guards:
+            node = nodes[guard] = node_for(guard.source)
+            node.guards.append(guard)
+            for other in kinds[guard.kind].sources(guard.expected):
+                node_for(other)
+    finally:
+        del node_for, node_for_path  # the two closures hold each other (and the frame's values)
     for root in roots:
         _assign_coverage(root)
     return roots, nodes
+
+
+def dismantle(nodes: dict) -> None:
+    """Unlink a tree once its program is generated: parents and children refer to each
+    other, and each node holds the value it was built for (a user's tensor)."""
+    for node in nodes.values():
+        node.parent = node.covered_by = node.scope = None
+        node.children = []
+        node.value = _UNKNOWN
 
 
 def _plain_module(obj) -> bool:
@@ -182,7 +194,8 @@ def _child(parent: Node, source) -> Node:
     a key), read directly if it can be."""
     owner = parent.value
     if isinstance(source, KeyPresentSource):  # a member where the dict's items are
-        table = parent.linked and isinstance(parent.source, AttrSource) and parent.source.attr in RETAGGING_TABLES
+        table = parent.linked and isinstance(parent.source, AttrSource) and (
+            parent.source.attr in RETAGGING_TABLES or parent.source.attr == "__dict__")
         return Node(source, parent, f"({source.key!r} in {{p}})", _read(lambda: source.key in owner),
                     table or type(owner) in TRACKED_TYPES)
     if type(owner) in TRACKED_TYPES or (_plain_optimizer(owner) and isinstance(source, AttrSource)):
@@ -195,7 +208,7 @@ def _child(parent: Node, source) -> Node:
             return Node(source, parent, f"{{p}}.{table}[{name!r}]", owner.__dict__[table][name], True,
                         table == "_modules")
         value = _read(lambda: getattr(owner, name))
-        if module and name in RETAGGING_TABLES:
+        if module and (name in RETAGGING_TABLES or name == "__dict__"):  # Module.__setattr__ retags
             return Node(source, parent, f"{{p}}.{name}", value, True, True)
         member = (module and _in_instance_dict(owner, name)) or isinstance(owner, tuple)
         return Node(source, parent, f"{{p}}.{name}", value, member)

@@ -156,6 +156,7 @@ def compile_guards(guards: GuardSet, names: tuple, f_globals: dict, values: tupl
             constants.update(other.constants())
     roots, nodes = guard_tree.build(guards, names, values, f_globals, _KINDS)
     program = guard_tree.generate(roots, nodes, list(guards), names, _KINDS, constants, guards.validated_tags())
+    guard_tree.dismantle(nodes)  # parent/child links are a cycle holding the frame's values
     check = program.compile()
 
     def describe_failure(values) -> str | None:

@@ -59,6 +59,17 @@ class OutputGraph:
         self.symbolic_tensors: list = []  # (source, strides) of inputs with symbolic sizes
         self.sym_nodes = SymbolicNodes(self)
 
+    def release(self) -> None:
+        """Forget the frame's objects once the entry is built: the translation's objects refer
+        to each other in cycles, which must not keep the user's tensors alive until a
+        garbage collection."""
+        for variable in self.input_variables:  # a closure of the translator may keep the variable
+            if getattr(variable, "value", None) is not None:
+                variable.value = None
+        self.input_variables, self.example_inputs, self._by_tensor_id = [], [], {}
+        self._keepalive, self.objects, self._rebinds = [], {}, []
+        self.side_effects = SideEffects()
+
     def _created(self, node):
         self._nodes.append(node)
         if self.grad_mode_blocks:  # NOTE: [compiled graphs and autograd] in translate/autograd_graphs.py

@@ -139,6 +139,8 @@ def autograd_aware(compiler, graph_module, example_inputs: list, traced_with_gra
     updates of inputs functionalized."""
     modes = [node.meta.get("grad_enabled", traced_with_grad) for node in graph_module.graph.nodes
              if node.op in ("call_function", "call_method")]
+    if traced_with_grad and any("custom_function" in node.meta for node in graph_module.graph.nodes):
+        return _with_custom_backward(compiler, graph_module, example_inputs)
     if not traced_with_grad and all(mode is False for mode in modes):
         return compile_graph(compiler, graph_module, example_inputs)
     if not any(mode is None or mode for mode in modes) or (
@@ -166,3 +168,24 @@ def autograd_aware(compiler, graph_module, example_inputs: list, traced_with_gra
     compiled = compile_graph(compiler, graph_module, example_inputs)
     attributes = [v for v in graph_module._attributes.values() if isinstance(v, Tensor)]
     return AutogradAwareGraph(compiled, graph_module, attributes, reason)
+
+
+def _with_custom_backward(compiler, graph_module, example_inputs):
+    """A graph holding a custom autograd.Function's forward: compiled with its joint graph,
+    whose backward is the Function's own (NOTE: [custom autograd.Function in the graph]).
+    Running it op by op would differentiate the ops inside forward instead: without a joint
+    graph the frame runs eagerly (``Unsupported``)."""
+    try:
+        function = compile_joint(compiler, graph_module, example_inputs, _no_rerun)
+    except Unsupported as exc:
+        raise Unsupported(f"a custom autograd.Function without a compiled backward graph: {exc.reason}") from None
+    if function is None:  # nothing requires grad: the forward alone is the answer
+        return compile_graph(compiler, graph_module, example_inputs)
+    return function
+
+
+def _no_rerun(*inputs):
+    """The op-by-op rerun of a graph holding a custom Function (double backward) would
+    differentiate the ops inside its forward: refused."""
+    raise RuntimeError("a second-order gradient through a compiled custom autograd.Function is not supported: "
+                       "run that function uncompiled (dl.compiler.disable)")

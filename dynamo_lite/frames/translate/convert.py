@@ -44,12 +44,14 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
         entry = _convert(request, output)
     except Unsupported as exc:
         if request.config.fullgraph and not getattr(exc, "user_error", False):
+            output.release()
             raise
         exc.located(request.code.co_filename, request.code.co_firstlineno)
         guards = _compile_guards(output, request)
         report = TranslationReport(fallback_reason=str(exc), break_reasons=[_break_reason(exc)],
                                    guards=output.guards.text(), original_code=request.code)
         entry = CacheEntry(guards.check, None, guards.describe_failure, request.config, report)
+    output.release()
     observe = getattr(request.config.backend, "observe_translation", None)
     if observe is not None:  # dl.explain's backend records every translation
         observe(request, entry)
@@ -183,7 +185,8 @@ def _emit_graph(builder, output, request, live: list) -> tuple:
     builder.graph_output_index = {node: i for i, node in enumerate(outputs)}
     builder.symbolic_node = output.sym_nodes.node_for
     graph.output(tuple(outputs))
-    graph.eliminate_dead_code()
+    # (values a custom autograd.Function saved for its backward stay: NOTE: [custom autograd.Function in the graph])
+    graph.eliminate_dead_code(lambda node: node.is_impure() or node.meta.get("kept_for_backward", False))
     gm = GraphModule(output.attributes, graph, class_name=f"Graph_{request.code.co_name}")
     compiled = autograd_aware(request.config.backend, gm, list(output.example_inputs), output.grad_enabled)
     builder.emit_graph_call(compiled, output.input_variables)

@@ -37,6 +37,19 @@ def raises_after_graph(tx, snapshot, reason, graph_has_work: bool) -> bool:
         and graph_has_work and not in_try_block(tx.exception_handlers, snapshot.index)
 
 
+def without_tracebacks(error: BaseException) -> BaseException:
+    """``error`` (and the exceptions it chains) with no traceback: a kept traceback holds
+    the translation's frames, which hold the frame's values (the user's tensors) in a
+    reference cycle until a garbage collection."""
+    seen = set()
+    current = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        current.__traceback__ = None
+        current = current.__cause__ or current.__context__
+    return error
+
+
 class BreakPlan:
     """How the transformed code continues after the graph: the instruction it runs
     eagerly (if any) and the resume function(s) it calls.
@@ -53,7 +66,7 @@ class BreakPlan:
                  at_loop_head: bool = False):
         self.tx = tx
         self.snapshot = snapshot
-        self.reason = reason
+        self.reason = without_tracebacks(reason)
         self.handled_at = dict(snapshot.exception_slots)  # stack slot -> the exception its except clause handles
         self.resume = resume_functions
         self.f_globals = f_globals

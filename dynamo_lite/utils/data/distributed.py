@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from ...distributed import state
-from ...ops.api import randperm
+from ...ops.core.api import randperm
 from ...tensor.generator import Generator
 from .sampler import Sampler
 

@@ -21,8 +21,8 @@ from ...backends.registry import resolve_backend
 from ...frames.explain import explain
 from ...graph import Node
 from ...nn.module import Module
-from ...ops.dispatch import TRACING, dispatch
-from ...ops.random import get_rng_state, set_rng_state
+from ...ops.core.dispatch import TRACING, dispatch
+from ...ops.random.random_factories import get_rng_state, set_rng_state
 
 OP_NODES = ("call_function", "call_method", "call_module")
 

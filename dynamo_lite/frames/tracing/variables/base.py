@@ -19,7 +19,7 @@ class VariableTracker:
     rebuilt_once = True
 
     def python_type(self) -> type:
-        raise Unsupported(f"type of {self}")
+        raise Unsupported("the type of a value the compiler does not model")  # (describe() asks this)
 
     def is_python_constant(self) -> bool:
         try:
@@ -29,20 +29,20 @@ class VariableTracker:
         return True
 
     def as_python_constant(self):
-        raise Unsupported(f"{self} is not a Python constant")
+        raise Unsupported(f"{self.describe()} is not a Python constant")
 
     def as_traceable(self):
         """The value handed to library code traced on proxies (tensors become proxies)."""
         return self.as_python_constant()
 
     def var_getattr(self, tx, name: str) -> "VariableTracker":
-        raise Unsupported(f"attribute {name!r} of {self}")
+        raise Unsupported(f"attribute {name!r} of {self.describe()}")
 
     def call(self, tx, args: list, kwargs: dict) -> "VariableTracker":
-        raise Unsupported(f"calling {self}")
+        raise Unsupported(f"calling {self.describe()}")
 
     def unpack(self, tx) -> list:
-        raise Unsupported(f"iterating over {self}")
+        raise Unsupported(f"iterating over {self.describe()}")
 
     def formats_at_run_time(self) -> bool:
         """Whether ``str()``/``format()`` of this non-constant value can wait until the code
@@ -56,14 +56,14 @@ class VariableTracker:
 
     def enter_with(self, tx) -> tuple:
         """BEFORE_WITH: ``(the __exit__ to call on leaving, the value of ``as``)``."""
-        raise Unsupported(f"a with block over {self}")
+        raise Unsupported(f"a with block over {self.describe()}")
 
     def truth(self, tx) -> bool:
         return bool(self.as_python_constant())
 
     def reconstruct(self, cg) -> None:
         if self.source is None:
-            raise Unsupported(f"cannot rebuild {self} in compiled code")
+            raise Unsupported(f"cannot rebuild {self.describe()} in compiled code")
         self.source.reconstruct(cg)
 
     def children(self) -> list:
@@ -85,13 +85,49 @@ class VariableTracker:
 
     def save_state(self):
         """What ``restore_state`` needs to undo an in-place change (see SideEffects.mutation)."""
-        raise Unsupported(f"changing {self} in place")
+        raise Unsupported(f"changing {self.describe()} in place")
 
     def restore_state(self, state) -> None:
         raise NotImplementedError
 
+    def describe(self) -> str:
+        """What this value is in the user's words, for break reasons (never the translator's
+        own class names): ``numpy.sum``, ``an object of class Foo``, ``a tuple``."""
+        for attribute in ("value", "fn"):
+            value = getattr(self, attribute, _ABSENT)
+            if value is not _ABSENT:
+                return describe_value(value)
+        try:
+            kind = self.python_type()
+        except Unsupported:
+            return "a value the compiler does not model"
+        return f"a {kind.__qualname__}"
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+_ABSENT = object()
+
+
+def describe_value(value) -> str:
+    """A Python object in a user's words: a function or class by its dotted name, a module
+    by its name, a context manager or any other object by its class (``dl.no_grad()``)."""
+    if isinstance(value, types.ModuleType):
+        return f"module {value.__name__}"
+    if isinstance(value, type):
+        return f"class {value.__module__}.{value.__qualname__}" if value.__module__ != "builtins" \
+            else f"class {value.__qualname__}"
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
+    if callable(value) and isinstance(name, str):
+        module = getattr(value, "__module__", None)
+        return f"{module}.{name}()" if module and module != "builtins" else f"{name}()"
+    kind = type(value)
+    if isinstance(value, (int, float, str, bool, bytes, type(None))):
+        return repr(value) if len(repr(value)) < 60 else f"a {kind.__qualname__}"
+    owner = kind.__module__
+    spelled = kind.__qualname__ if owner in ("builtins", None) else f"{owner}.{kind.__qualname__}"
+    return f"an object of class {spelled}"
 
 
 #: Python values that are constants to the translator (folded, guarded by value).

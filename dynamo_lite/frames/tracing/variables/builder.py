@@ -19,12 +19,13 @@ from ....autograd.grad_mode import set_grad_enabled
 from ...runtime.wrappers import CompiledModule
 from .. import guards as G
 from .. import trace_rules
-from ...errors import Unsupported
+from ...errors import Unsupported, UserError
 from ..proxy import ProxyTensor
 from ..sources import AttrSource, ItemSource, IteratorStateSource, KeyPresentSource, LocalSource, iterator_state
 from .base import CONSTANT_TYPES, ConstantVariable, VariableTracker
 from .builtins import BuiltinVariable, PureFunctionVariable, is_builtin, is_pure_library_function
-from .containers import ListVariable, NamedTupleVariable, TupleVariable
+from .containers import ListVariable, TupleVariable
+from .named_tuples import NamedTupleVariable
 from .dicts import MISSING, DictVariable
 from .exceptions import CaughtExceptionVariable
 from .sets import SetVariable
@@ -294,6 +295,11 @@ def _object_variable(tx, value, source) -> VariableTracker:
 
 def _instance_variable(tx, value, source) -> VariableTracker:
     kind = type(value)
+    if isinstance(value, functools._lru_cache_wrapper) and isinstance(value.__wrapped__, types.FunctionType) \
+            and trace_rules.rule_for_function(value.__wrapped__) == trace_rules.INLINE:
+        # @functools.lru_cache over user code: the function is inlined (what it returns is what
+        # the cache would return for a pure function; the cache itself is not consulted)
+        return wrap(tx, value.__wrapped__, AttrSource(source, "__wrapped__") if source is not None else None)
     if isinstance(value, CompiledModule):
         return wrap(tx, value._orig_mod, AttrSource(source, "_orig_mod") if source else None)
     if isinstance(value, Module):
@@ -331,9 +337,28 @@ class GradModeClassVariable(ClassVariable):
     whose ops the graph records with the block's grad mode (NOTE: [compiled graphs and autograd])."""
 
     def call(self, tx, args, kwargs):
-        if self.value is set_grad_enabled or kwargs or len(args) > 1 or (args and not isinstance(args[0], ConstantVariable)):
-            raise Unsupported(f"dl.{self.value.__name__}(...) changes the grad mode outside a plain with block")
+        if kwargs or len(args) > 1 or (args and not isinstance(args[0], ConstantVariable)):
+            raise Unsupported(f"dl.{self.value.__name__}(...) with a mode that is not a constant")
+        if self.value is set_grad_enabled:
+            return _set_grad_enabled_block(tx, args)
         return NoOpContextVariable(self.value(*(a.value for a in args)))
+
+
+def _set_grad_enabled_block(tx, args) -> VariableTracker:
+    """``with dl.set_grad_enabled(mode):`` is a block like ``no_grad()``'s. The call alone
+    changes the mode at once (``__exit__`` restores the one before it), so the block object
+    is made without running its constructor, and a call outside a with statement (which
+    changes the mode for the code after it) runs eagerly."""
+    mode = args[0].value if args else True
+    following = tx.instructions[tx.pc].opname if tx.pc < len(tx.instructions) else None
+    if following != "BEFORE_WITH":
+        raise Unsupported("dl.set_grad_enabled(...) outside a with statement changes the grad mode "
+                          "for the code after it")
+    if not isinstance(mode, bool):
+        raise UserError(TypeError(f"set_grad_enabled(): argument 'mode' must be bool, not {type(mode).__name__}"))
+    block = object.__new__(set_grad_enabled)
+    block.mode = mode  # target_mode() and clone() read only this
+    return NoOpContextVariable(block)
 
 
 def wrap_constant_result(value) -> VariableTracker:

@@ -1,16 +1,22 @@
 """Python builtins during tracing: a table from builtin to handler."""
 from __future__ import annotations
 
+import abc
 import builtins
+import inspect
 import operator
 import types
+import typing
 
 from ...errors import Unsupported, UserError
+from .. import trace_rules
+from ..guards import ID_MATCH
 from ..sources import ConstSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
 from .classes import ClassVariable
+from .objects import ObjectVariable
 from .containers import ContainerMethodVariable, ListVariable, TupleVariable
-from .dicts import make_dict
+from .dicts import DictVariable, constant_key, make_dict
 from .exceptions import RuntimeValueVariable
 from .functions import SuperVariable, zero_argument_super
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
@@ -45,7 +51,40 @@ def _len(tx, obj):
 
 def _isinstance(tx, obj, classes):
     cls = classes.as_python_constant()
-    return ConstantVariable(issubclass(obj.python_type(), cls))
+    for klass in _flatten_classes(cls):
+        check = inspect.getattr_static(type(klass), "__instancecheck__", None)
+        if check in _TYPE_INSTANCECHECKS:
+            if issubclass(obj.python_type(), klass):
+                return ConstantVariable(True)
+        elif isinstance(check, types.FunctionType) and trace_rules.rule_for_function(check) == trace_rules.INLINE:
+            # a metaclass's own __instancecheck__ (user code) decides, as in eager Python
+            if tx.wrap(check, None).call(tx, [tx.wrap(klass, None), obj], {}).truth(tx):
+                return ConstantVariable(True)
+        else:
+            raise Unsupported(f"isinstance() against {klass.__qualname__}, whose metaclass "
+                              f"{type(klass).__qualname__} decides instances in library code")
+    return ConstantVariable(False)
+
+
+#: ``__instancecheck__``s that agree with ``issubclass(type(obj), cls)`` for objects whose
+#: ``__class__`` is their type (abc's checks subclasses and registrations the same way).
+_TYPE_INSTANCECHECKS = (type.__dict__["__instancecheck__"], abc.ABCMeta.__dict__["__instancecheck__"])
+
+
+def _flatten_classes(classes) -> list:
+    """The classes of isinstance's second argument (a class, or nested tuples of them)."""
+    pending, flat = [classes], []
+    while pending:
+        item = pending.pop(0)
+        if isinstance(item, tuple):
+            pending[:0] = list(item)
+        elif isinstance(item, type):
+            flat.append(item)
+        elif isinstance(item, types.UnionType) or typing.get_origin(item) is typing.Union:
+            pending[:0] = list(typing.get_args(item))
+        else:
+            raise UserError(TypeError("isinstance() arg 2 must be a type, a tuple of types, or a union"))
+    return flat
 
 
 def _issubclass(tx, cls, classes):
@@ -195,6 +234,46 @@ def _sum(tx, iterable, start=None):
     return total
 
 
+def _setattr(tx, obj, name, value):
+    """``setattr(obj, "name", value)``: the attribute store STORE_ATTR makes."""
+    if not name.is_python_constant() or not isinstance(obj, (ObjectVariable, TensorVariable)) or isinstance(
+            getattr(obj, "value", None), type):
+        raise Unsupported(f"setattr() on {obj.describe()} with a name that is not a constant")
+    attribute = name.as_python_constant()
+    if not isinstance(attribute, str):
+        raise UserError(TypeError(f"attribute name must be string, not '{type(attribute).__name__}'"))
+    obj.store_attribute(tx, attribute, value)
+    return ConstantVariable(None)
+
+
+def _any_all(pick):
+    """``any(...)``/``all(...)`` over an iterable whose items' truth is known while tracing
+    (``any(p.requires_grad for p in m.parameters())``); a tensor's truth is data-dependent."""
+    def handler(tx, iterable):
+        iterator = iterate(tx, iterable)
+        while True:
+            item = iterator.next_item(tx)
+            if item is None:
+                return ConstantVariable(pick is all)
+            if isinstance(item, TensorVariable):
+                raise Unsupported(f"{pick.__name__}() over tensors needs their values (data-dependent)")
+            if item.truth(tx) is (pick is any):
+                return ConstantVariable(pick is any)  # stops early, as Python does
+
+    return handler
+
+
+def _id(tx, obj):
+    """``id(obj)`` of an object read from the frame: a constant under the identity guard."""
+    value = getattr(obj, "value", None)
+    if value is None:  # a list or dict read from the frame: its variable is tracked by identity
+        value = next((real for real, variable in tx.output.objects.values() if variable is obj), None)
+    if obj.source is None or value is None or isinstance(obj, TensorVariable):
+        raise Unsupported("id() of an object made in the compiled region (or a tensor)")
+    tx.output.guards.add(obj.source, ID_MATCH, value)
+    return ConstantVariable(id(value))
+
+
 def _print(tx, *args, **kwargs):
     raise Unsupported("print() has a side effect outside the graph",
                       hint="move the print out of the hot path, or accept the graph break")
@@ -225,6 +304,10 @@ BUILTIN_HANDLERS = {
     iter: _iter,
     next: _next,
     getattr: _getattr,
+    setattr: _setattr,
+    any: _any_all(any),
+    all: _any_all(all),
+    id: _id,
     hasattr: _hasattr,
     min: _min_max(min),
     max: _min_max(max),
@@ -238,8 +321,40 @@ BUILTIN_HANDLERS = {
 }
 
 
+def _dict_fromkeys(tx, keys, value=None):
+    """``dict.fromkeys(keys, value)``: every key maps to the same value object."""
+    value = value if value is not None else ConstantVariable(None)
+    return DictVariable({constant_key(key): value for key in iterate(tx, keys).unpack(tx)})
+
+
+#: (builtin, attribute) -> handler(tx, *args, **kwargs) of the attribute's call.
+BUILTIN_ATTRIBUTES = {
+    (dict, "fromkeys"): _dict_fromkeys,
+}
+
+
+class BuiltinAttributeVariable(ValueVariable):
+    """A modelled attribute of a builtin (``dict.fromkeys``): calling it runs its handler."""
+
+    def __init__(self, value, handler):
+        super().__init__(value)
+        self.handler = handler
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return self.handler(tx, *args, **kwargs)
+
+    def reconstruct(self, cg) -> None:
+        cg.load_const(self.value)
+
+
 class BuiltinVariable(ValueVariable):
     """A Python builtin such as ``len``, ``isinstance``, ``range`` or ``zip``."""
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        handler = BUILTIN_ATTRIBUTES.get((self.fn, name))
+        if handler is not None:
+            return BuiltinAttributeVariable(getattr(self.fn, name), handler)
+        return super().var_getattr(tx, name)
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         kept_symbolic = symbolic.call(tx, self.fn, args, kwargs)  # NOTE: [observing a symbolic int]

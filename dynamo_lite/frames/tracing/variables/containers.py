@@ -89,8 +89,8 @@ class BaseListVariable(VariableTracker):
 
     def getitem(self, tx, key: VariableTracker) -> VariableTracker:
         index = key.as_python_constant()
-        if isinstance(index, slice):
-            return type(self)(self.items[index])
+        if isinstance(index, slice):  # a plain tuple/list, whatever the subclass
+            return (TupleVariable if self.container_type is tuple else ListVariable)(self.items[index])
         try:
             return self.items[index]
         except IndexError:
@@ -149,40 +149,6 @@ class ListVariable(BaseListVariable):
             raise UserError(IndexError("list assignment index out of range"))
         tx.output.side_effects.mutation(self)
         del self.items[index]
-
-
-class NamedTupleVariable(TupleVariable):
-    """A namedtuple result (e.g. ``values, indices`` of ``max(dim=...)``)."""
-
-    def __init__(self, items, tuple_type, source=None):
-        super().__init__(items, source)
-        self.tuple_type = tuple_type
-
-    def python_type(self) -> type:
-        return self.tuple_type
-
-    def as_traceable(self):
-        return self.tuple_type(*(item.as_traceable() for item in self.items))
-
-    def as_python_constant(self):
-        return self.tuple_type(*(item.as_python_constant() for item in self.items))
-
-    def var_getattr(self, tx, name: str) -> VariableTracker:
-        fields = getattr(self.tuple_type, "_fields", ())
-        if name in fields:
-            return self.items[fields.index(name)]
-        if name in ("_fields", "_field_defaults"):
-            return ConstantVariable(getattr(self.tuple_type, name))
-        if name == "_asdict":
-            return ContainerMethodVariable(self, name)
-        return super().var_getattr(tx, name)
-
-    def reconstruct(self, cg) -> None:
-        if self.source is not None:
-            self.source.reconstruct(cg)
-            return
-
-        cg.call_const_on(self.tuple_type, self.items)
 
 
 def _index_of(items, tx, value, start=None, stop=None):
@@ -289,8 +255,7 @@ def _concatenate(tx, left, right):
     if type(left).container_type is not getattr(right, "container_type", None):
         name = left.container_type.__name__
         raise UserError(TypeError(f'can only concatenate {name} (not "{right.python_type().__name__}") to {name}'))
-    return type(left)(left.items + right.items) if not isinstance(left, NamedTupleVariable) \
-        else TupleVariable(left.items + right.items)
+    return (TupleVariable if left.container_type is tuple else ListVariable)(left.items + right.items)
 
 
 def _extend_in_place(tx, left, right):

@@ -16,7 +16,7 @@ MISSING = object()
 def constant_key(variable):
     """The Python value of a dict key or set element (they are constants), checked hashable."""
     if not variable.is_python_constant():
-        raise Unsupported(f"a dict key that is not a constant: {variable}")
+        raise Unsupported(f"a dict key that is not a constant: {variable.describe()}")
     key = variable.as_python_constant()
     try:
         hash(key)

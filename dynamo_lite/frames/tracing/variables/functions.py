@@ -195,13 +195,44 @@ class SuperVariable(VariableTracker):
         self.cls, self.self_var = cls, self_var
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
+        owner = getattr(self.self_var, "value", None)
+        if isinstance(owner, type):  # super() in a classmethod: the MRO of the class itself
+            return self._class_attribute(tx, owner, name)
         mro = self.self_var.python_type().__mro__
+        if self.cls not in mro:
+            raise Unsupported(f"super() with {self.cls.__qualname__}, which is not a base of the object")
         for klass in mro[mro.index(self.cls) + 1:]:
             if name in klass.__dict__:
                 attr = klass.__dict__[name]
                 if isinstance(attr, types.FunctionType):
                     return UserMethodVariable(attr, self.self_var)
+                base_slot = getattr(self.self_var, "base_slot", None)  # a builtin base's slot it models
+                slot = base_slot(klass, name) if base_slot is not None else None
+                if slot is not None:
+                    return slot
                 raise Unsupported(f"super().{name} that is not a plain method")
+        raise Unsupported(f"super() has no attribute {name!r}")
+
+
+    def _class_attribute(self, tx, owner: type, name: str) -> VariableTracker:
+        mro = owner.__mro__
+        if self.cls not in mro:
+            raise Unsupported(f"super() with {self.cls.__qualname__}, which is not a base of the class")
+        for klass in mro[mro.index(self.cls) + 1:]:
+            if name not in klass.__dict__:
+                continue
+            base_slot = getattr(self.self_var, "base_slot", None)  # what the class variable models itself
+            slot = base_slot(klass, name) if base_slot is not None else None
+            if slot is not None:
+                return slot
+            attr = klass.__dict__[name]
+            if isinstance(attr, classmethod) and isinstance(attr.__func__, types.FunctionType):
+                return UserMethodVariable(attr.__func__, self.self_var)
+            if isinstance(attr, staticmethod) and isinstance(attr.__func__, types.FunctionType):
+                return tx.wrap(attr.__func__, None)
+            if isinstance(attr, types.FunctionType):
+                return tx.wrap(attr, None)  # a plain function read from a class: unbound
+            raise Unsupported(f"super().{name} in a classmethod, which is not a Python function")
         raise Unsupported(f"super() has no attribute {name!r}")
 
 

@@ -346,7 +346,11 @@ class GeneratorVariable(IteratorVariable):
         tx.output.side_effects.journal_state(self)
         self.started = True
         child.yielded = None
-        child.run()
+        try:
+            child.run()
+        except UserError as error:
+            child.returned = ConstantVariable(None)  # what leaves a generator finishes it
+            raise _stop_iteration_leaving(error) from None
         value, child.yielded = child.yielded, None
         return value
 
@@ -364,9 +368,9 @@ class GeneratorVariable(IteratorVariable):
         child.yielded = None
         try:
             child.throw(error)
-        except UserError:
+        except UserError as leaving:
             child.returned = ConstantVariable(None)
-            raise
+            raise _stop_iteration_leaving(leaving) from None
         value, child.yielded = child.yielded, None
         return value
 
@@ -380,6 +384,15 @@ class GeneratorVariable(IteratorVariable):
         if self.started:
             raise Unsupported("a generator that has started running cannot be rebuilt in compiled code")
         emit_call(cg, self.fn_var, self.args, self.kwargs)
+
+
+def _stop_iteration_leaving(error: UserError) -> UserError:
+    """PEP 479: a StopIteration that leaves a generator's body becomes a RuntimeError."""
+    if not isinstance(error.exception, StopIteration):
+        return error
+    replaced = RuntimeError("generator raised StopIteration")
+    replaced.__cause__ = error.exception
+    return UserError(replaced)
 
 
 def emit_call(cg, fn, args: list, kwargs: dict) -> None:

@@ -11,10 +11,12 @@ import functools
 import itertools
 import operator
 
+from ....tensor.device import device as Device
 from ...errors import Unsupported, UserError
 from .. import trace_rules
 from .base import ConstantVariable, VariableTracker
-from .containers import TupleVariable
+from .containers import BaseListVariable, TupleVariable
+from .deques import make_deque
 from .dicts import make_dict
 from .functions import PartialVariable
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
@@ -74,6 +76,68 @@ def _defaultdict(tx, factory=None, *args, **kwargs):
                      default_factory=factory if factory is not None else ConstantVariable(None))
 
 
+def _combinatoric(kind):
+    """``itertools.combinations``/``permutations``/``combinations_with_replacement``: they read
+    their whole input first, then yield tuples of its items."""
+    def handler(tx, iterable, *args, **kwargs):
+        pool = iterate(tx, iterable).unpack(tx)
+        values = [a.as_python_constant() for a in args]
+        keywords = {k: v.as_python_constant() for k, v in kwargs.items()}
+        try:
+            rows = list(kind(range(len(pool)), *values, **keywords))
+        except (TypeError, ValueError) as exc:
+            raise UserError(exc) from None
+        return IteratorVariable([TupleVariable([pool[i] for i in row]) for row in rows])
+
+    return handler
+
+
+def _islice(tx, iterable, *args):
+    """``itertools.islice`` over a list or tuple (over an iterator it would consume only part
+    of it, which this cannot show: a graph break then)."""
+    if not isinstance(iterable, BaseListVariable):
+        raise Unsupported("itertools.islice over an iterator (it consumes only part of it)")
+    bounds = [a.as_python_constant() for a in args]
+    try:
+        picked = list(itertools.islice(range(len(iterable.items)), *bounds))
+    except (TypeError, ValueError) as exc:
+        raise UserError(exc) from None
+    return IteratorVariable([iterable.items[i] for i in picked])
+
+
+def _zip_longest(tx, *iterables, fillvalue=None):
+    pools = [iterate(tx, it).unpack(tx) for it in iterables]  # it reads every input to its end
+    fill = fillvalue if fillvalue is not None else ConstantVariable(None)
+    longest = max((len(pool) for pool in pools), default=0)
+    return IteratorVariable([TupleVariable([pool[i] if i < len(pool) else fill for pool in pools])
+                             for i in range(longest)])
+
+
+def _namedtuple(tx, typename, field_names, **kwargs):
+    """``collections.namedtuple(...)`` of constants: the class is made while tracing (each
+    translation makes one; eager code makes one per call)."""
+    arguments = [typename, field_names, *kwargs.values()]
+    if not all(a.is_python_constant() for a in arguments):
+        raise Unsupported("collections.namedtuple() with arguments that are not constants")
+    try:
+        cls = collections.namedtuple(typename.as_python_constant(), field_names.as_python_constant(),
+                                     **{k: v.as_python_constant() for k, v in kwargs.items()})
+    except (TypeError, ValueError) as exc:
+        raise UserError(exc) from None
+    return tx.wrap(cls, None)
+
+
+def _device(tx, *args, **kwargs):
+    """``dl.device("cpu")``: an immutable value, made while tracing from constants."""
+    if not all(a.is_python_constant() for a in [*args, *kwargs.values()]):
+        raise Unsupported("dl.device() with arguments that are not constants")
+    try:
+        made = Device(*(a.as_python_constant() for a in args), **{k: v.as_python_constant() for k, v in kwargs.items()})
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise UserError(exc) from None
+    return ConstantVariable(made)
+
+
 #: callable -> handler(tx, *args, **kwargs) returning a variable.
 SPECIAL_CALLABLES = {
     functools.reduce: _reduce,
@@ -82,7 +146,15 @@ SPECIAL_CALLABLES = {
     itertools.chain.from_iterable: _chain_from_iterable,
     itertools.product: _product,
     itertools.accumulate: _accumulate,
+    itertools.combinations: _combinatoric(itertools.combinations),
+    itertools.combinations_with_replacement: _combinatoric(itertools.combinations_with_replacement),
+    itertools.permutations: _combinatoric(itertools.permutations),
+    itertools.islice: _islice,
+    itertools.zip_longest: _zip_longest,
+    collections.namedtuple: _namedtuple,
+    Device: _device,
     collections.OrderedDict: _ordered_dict,
+    collections.deque: make_deque,
     collections.defaultdict: _defaultdict,
 }
 

@@ -7,9 +7,10 @@ import types
 from ....nn.hooks import HOOK_TABLES
 from ....nn.module import Module
 from ...errors import Unsupported, UserError
-from ..guards import DICT_KEYS, LENGTH_MATCH
+from .. import trace_rules
+from ..guards import CONSTANT_MATCH, DICT_KEYS, LENGTH_MATCH
 from ..side_effects import DELETED
-from ..sources import AttrSource, ItemSource
+from ..sources import AttrSource, ItemSource, KeyPresentSource
 from .base import ConstantVariable, ValueVariable, VariableTracker
 from .containers import TupleVariable
 from .contexts import enter_user_context
@@ -41,17 +42,26 @@ class ObjectVariable(ValueVariable):
         return self.value
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
+        own = inspect.getattr_static(type(self.value), "__getattribute__", None)
+        if isinstance(own, types.FunctionType):
+            raise Unsupported(f"reading .{name} of a {type(self.value).__qualname__}, whose class defines its "
+                              "own __getattribute__ (run eagerly)")
         stored = self.stored_attribute(tx, name)
         if stored is DELETED:  # deleted in the frame: now absent, as if never set
             raise _missing_attribute(self.value, name)
         if stored is not None:
             return stored
         source = self.attribute_source(name)
-        static = _static_attr(self.value, name)
+        try:
+            static = _static_attr(self.value, name)
+        except UserError:
+            self.guard_absent(tx, name)  # getattr(obj, name, default) / hasattr: set later, recompile
+            raise
         if _from_instance_dict(self.value, name, static):
             # Python binds nothing read from the instance: a function stays a function, and an
             # object whose type has __get__ (functools.partial on 3.13) is returned as it is.
             return tx.wrap(static, source)
+        self.guard_not_shadowed(tx, name, static)
         if isinstance(static, types.FunctionType):
             # A plain function found on the class: a method to inline with self bound.
             return UserMethodVariable(static, self, source if self.source is not None else None)
@@ -81,6 +91,31 @@ class ObjectVariable(ValueVariable):
         if cls.__setattr__ is not object.__setattr__ or (value is DELETED and cls.__delattr__ is not object.__delattr__):
             raise Unsupported(f"assignment to an attribute of {cls.__name__}, which has a custom __setattr__")
         self.record_store(tx, name, value)
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        """``obj(...)`` of an object whose class defines ``__call__`` in Python (a hook object
+        such as weight_norm's, a user functor): the method is inlined."""
+        own = inspect.getattr_static(type(self.value), "__call__", None)
+        if isinstance(own, types.FunctionType) and trace_rules.rule_for_function(own) == trace_rules.INLINE:
+            return UserMethodVariable(own, self).call(tx, args, kwargs)
+        return super().call(tx, args, kwargs)
+
+    def guard_not_shadowed(self, tx, name: str, static) -> None:
+        """``static`` (a class attribute that is no data descriptor) was read for ``obj.name``:
+        guard that the instance ``__dict__`` still lacks ``name`` (``obj.forward = ...``
+        set later shadows the class's and must recompile)."""
+        namespace = getattr(self.value, "__dict__", None)
+        if self.source is None or not isinstance(namespace, dict) or hasattr(type(static), "__set__") \
+                or hasattr(type(static), "__delete__") or isinstance(self.value, type):
+            return
+        tx.output.guards.add(KeyPresentSource(AttrSource(self.source, "__dict__"), name), CONSTANT_MATCH, False)
+
+    def guard_absent(self, tx, name: str) -> None:
+        """``obj.name`` was found missing: guard that its instance ``__dict__`` still lacks it
+        (the class is guarded by the object's type; its attributes are not re-read)."""
+        namespace = getattr(self.value, "__dict__", None)
+        if self.source is not None and isinstance(namespace, dict) and not isinstance(self.value, type):
+            tx.output.guards.add(KeyPresentSource(AttrSource(self.source, "__dict__"), name), CONSTANT_MATCH, False)
 
     # -- where attributes live: side effects for objects from outside the frame ------------
     def stored_attribute(self, tx, name: str):
@@ -160,13 +195,14 @@ class NNModuleVariable(ObjectVariable):
         if name in MODULE_TRAVERSALS and self.source is not None:
             if getattr(type(module), name) is getattr(Module, name):  # not overridden
                 return ModuleTraversalVariable(self, name)
+        if name in module.__dict__ or _on_class(type(module), name):
+            # normal lookup finds it: Module.__getattr__ (the member tables) never runs
+            return super().var_getattr(tx, name)
         source = AttrSource(self.source, name) if self.source is not None else None
         for table in ("_parameters", "_buffers", "_modules"):
             entries = module.__dict__.get(table)
             if entries is not None and name in entries:
                 return tx.wrap(entries[name], source)
-        if name in module.__dict__:
-            return tx.wrap(module.__dict__[name], source)
         return super().var_getattr(tx, name)
 
     def store_attribute(self, tx, name: str, value) -> None:
@@ -218,6 +254,11 @@ class NNModuleVariable(ObjectVariable):
             return tx.wrap(result, None) if self.source is None else NNModuleVariable(result, None)
         source = ItemSource(self.source, index) if self.source is not None else None
         return tx.wrap(result, source)
+
+
+def _on_class(cls, name: str) -> bool:
+    """Whether ``cls`` or a base defines ``name`` (no descriptor run)."""
+    return any(name in klass.__dict__ for klass in cls.__mro__)
 
 
 def _iterates_over(module, members: list) -> bool:
@@ -309,6 +350,9 @@ class NoOpContextVariable(VariableTracker):
         return self.value.target_mode(current)
 
     def enter_with(self, tx) -> tuple:
+        if "_before" in self.value.__dict__:  # dl.set_grad_enabled(...) made by eager code: it set the mode
+            raise Unsupported("a with block over a dl.set_grad_enabled(...) object made before the compiled "
+                              "code (its __exit__ restores the mode from before that call)")
         exit_fn = self.var_getattr(tx, "__exit__")
         tx.output.grad_mode_blocks.append(self.mode(tx))
         return exit_fn, ConstantVariable(None)

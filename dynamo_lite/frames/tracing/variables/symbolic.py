@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import operator
 
+from ....tensor.layout import Size
 from ....tensor.symint import SymInt
 from .base import ConstantVariable, SymbolicSizesVariable, SymIntVariable, VariableTracker, traceable_value
 from .containers import BaseListVariable, TupleVariable
@@ -48,8 +49,10 @@ def binary(tx, op, left: VariableTracker, right: VariableTracker):
     """``op(left, right)`` kept symbolic, or None when it must read concrete values."""
     if op in (operator.add, operator.iadd) and (_shape_tuple(left) or _shape_tuple(right)) and any(
             isinstance(v, (BaseListVariable, SymbolicSizesVariable)) for v in (left, right)):
-        # ``x.shape + (h, d)``: concatenation never looks at the sizes.
-        return tx.binary_operation(op, as_tuple(left), as_tuple(right))
+        # ``x.shape + (h, d)``: concatenation never looks at the sizes (a Size on the left
+        # gives a Size, as in eager code).
+        joined = _size_concatenation(tx, left, right)
+        return joined if joined is not None else tx.binary_operation(op, as_tuple(left), as_tuple(right))
     if not isinstance(left, (SymIntVariable, SymbolicSizesVariable)) and not isinstance(
             right, (SymIntVariable, SymbolicSizesVariable)):
         return None
@@ -91,6 +94,23 @@ def call(tx, fn, args: list, kwargs: dict):
 def _sizes_or_ints(value) -> bool:
     if isinstance(value, tuple):
         return all(type(v) in (int, SymInt) for v in value)
+    return type(value) in (int, SymInt)
+
+
+def _size_concatenation(tx, left, right):
+    """``size + tuple`` as a Size when both hold only ints (symbolic or not), else None."""
+    if not (_shape_tuple(left) and isinstance(left.value, Size)):
+        return None
+    right = as_tuple(right)
+    if not (isinstance(right, TupleVariable) and right.python_type() in (tuple, Size)):
+        return None
+    if not all(isinstance(item, (ConstantVariable, SymIntVariable)) and _is_int(item) for item in right.items):
+        return None
+    return tx.wrap_constant(Size(tuple(left.as_traceable()) + tuple(traceable_value(item) for item in right.items)))
+
+
+def _is_int(variable) -> bool:
+    value = variable.as_traceable() if isinstance(variable, SymIntVariable) else variable.value
     return type(value) in (int, SymInt)
 
 

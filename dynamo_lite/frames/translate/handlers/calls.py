@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from ...bytecode import compat
 from ...errors import Unsupported
-from ...tracing.variables.base import CellVariable, NullVariable, VariableTracker
+from ...tracing.variables.base import CellVariable, ConstantVariable, NullVariable, VariableTracker
 from ...tracing.variables.containers import TupleVariable
 from ...tracing.variables.dicts import DictVariable
+from ...tracing.variables.exceptions import ExceptionVariable
 from ...tracing.variables.functions import NestedFunctionVariable, SuperVariable
 from .registry import HANDLERS, handles
 
@@ -75,8 +76,14 @@ def call_intrinsic_1(tx, ins):
         HANDLERS["UNARY_POSITIVE"](tx, ins)  # 3.11's opcode of the same meaning
     elif name == "STOPITERATION_ERROR":
         # A generator's outermost handler: another exception leaves the generator as it is.
-        if issubclass(tx.stack[-1].python_type(), (StopIteration, StopAsyncIteration)):
-            raise Unsupported("a StopIteration leaving a generator (it becomes a RuntimeError)")
+        # PEP 479: a StopIteration leaving it becomes a RuntimeError (what the handler re-raises).
+        leaving = tx.stack[-1].python_type()
+        if issubclass(leaving, (StopIteration, StopAsyncIteration)):
+            message = "generator raised StopIteration" if issubclass(leaving, StopIteration) \
+                else "async generator raised StopAsyncIteration"
+            replaced = ExceptionVariable(RuntimeError, [ConstantVariable(message)])
+            replaced.context = tx.stack[-1]
+            tx.stack[-1] = replaced
     else:
         raise Unsupported(f"CALL_INTRINSIC_1 {ins.argrepr}")
 

@@ -15,7 +15,7 @@ def raised(value) -> UserError:
     if isinstance(value, ClassVariable) and issubclass(value.value, BaseException):
         value = ExceptionVariable(value.value, [])
     if not isinstance(value, ExceptionVariable):
-        raise Unsupported(f"raising {value}")
+        raise Unsupported(f"raising {value.describe()}")
     error = UserError(value.exception_object())
     error.variable = value
     return error
@@ -73,7 +73,7 @@ def check_exc_match(tx, ins):
     classes = _classes(tx.pop())
     exception = tx.stack[-1]
     if not isinstance(exception, ExceptionVariable):
-        raise Unsupported(f"matching {exception} against an except clause")
+        raise Unsupported(f"matching {exception.describe()} against an except clause")
     tx.push(ConstantVariable(issubclass(exception.exception_type, classes)))
 
 

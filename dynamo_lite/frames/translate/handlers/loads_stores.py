@@ -13,9 +13,19 @@ from ...tracing.variables.tensor import TensorVariable
 from .registry import handles
 
 
-@handles(*compat.NO_OPS, "PRECALL")
+@handles(*(name for name in compat.NO_OPS if name != "MAKE_CELL"), "PRECALL")
 def nop(tx, ins):
     pass
+
+
+@handles("MAKE_CELL")
+def make_cell(tx, ins):
+    # In the frame's setup the translator has made its cells already. Inside the body
+    # (3.12+ inlined comprehensions whose variable a closure captures) it boxes the
+    # variable in a new cell, after LOAD_FAST_AND_CLEAR took the outer one away.
+    current = tx.locals.get(ins.argval)
+    if not isinstance(current, CellVariable):
+        tx.locals[ins.argval] = CellVariable(current, ins.argval)
 
 
 def _load_fast(tx, name):
@@ -129,7 +139,7 @@ def store_attr(tx, ins):
     target = tx.pop()
     value = tx.pop()
     if not isinstance(target, (ObjectVariable, TensorVariable)) or isinstance(target.value, type):
-        raise Unsupported(f"assignment to attribute {ins.argval!r} of {target}")
+        raise Unsupported(f"assignment to attribute {ins.argval!r} of {target.describe()}")
     target.store_attribute(tx, ins.argval, value)
 
 
@@ -137,7 +147,7 @@ def store_attr(tx, ins):
 def delete_attr(tx, ins):
     target = tx.pop()
     if not isinstance(target, ObjectVariable) or isinstance(target.value, type):
-        raise Unsupported(f"del of attribute {ins.argval!r} of {target}")
+        raise Unsupported(f"del of attribute {ins.argval!r} of {target.describe()}")
     target.var_getattr(tx, ins.argval)  # raises AttributeError as eager does when it is missing
     target.store_attribute(tx, ins.argval, DELETED)
 

@@ -124,7 +124,7 @@ def subscript(tx, container, key):
         except Exception as exc:
             raise Unsupported(f"subscript raised {type(exc).__name__}: {exc}") from None
         return tx.wrap_constant(value)
-    raise Unsupported(f"subscript of {container}")
+    raise Unsupported(f"subscript of {container.describe()}")
 
 
 @handles("BINARY_SUBSCR")
@@ -163,7 +163,7 @@ def store_subscript(tx, container, key, value):
     if hasattr(container, "store_item"):
         container.store_item(tx, key, value)
         return
-    raise Unsupported(f"item assignment to {container}")
+    raise Unsupported(f"item assignment to {container.describe()}")
 
 
 @handles("DELETE_SUBSCR")
@@ -171,7 +171,7 @@ def delete_subscr(tx, ins):
     key = tx.pop()
     container = tx.pop()
     if not hasattr(container, "delete_item"):
-        raise Unsupported(f"del of an item of {container}")
+        raise Unsupported(f"del of an item of {container.describe()}")
     container.delete_item(tx, key)
 
 
@@ -181,7 +181,7 @@ def delete_slice(tx, ins):
     start = tx.pop()
     container = tx.pop()
     if not hasattr(container, "delete_item"):
-        raise Unsupported(f"del of a slice of {container}")
+        raise Unsupported(f"del of a slice of {container.describe()}")
     container.delete_item(tx, _slice(start, stop))
 
 
