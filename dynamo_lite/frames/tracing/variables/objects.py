@@ -62,6 +62,9 @@ class ObjectVariable(ValueVariable):
             # object whose type has __get__ (functools.partial on 3.13) is returned as it is.
             return tx.wrap(static, source)
         self.guard_not_shadowed(tx, name, static)
+        if isinstance(getattr(static, "__wrapped__", None), types.FunctionType) and \
+                getattr(static, "_dynamo_lite_config", None) is not None:
+            static = static.__wrapped__  # a method compiled with dl.compile (dl.jit.script_method): inline it
         if isinstance(static, types.FunctionType):
             # A plain function found on the class: a method to inline with self bound.
             return UserMethodVariable(static, self, source if self.source is not None else None)

@@ -9,6 +9,7 @@ from ...tracing.variables import lifted_float, symbolic
 from ...tracing.variables.base import ConstantVariable, SymIntVariable
 from ...tracing.variables.containers import BaseListVariable
 from ...tracing.variables.tensor import TensorVariable, TracedCallableVariable
+from ...tracing.variables.typing_aliases import fold_typing_subscript
 from .registry import handles
 
 #: BINARY_OP's argument -> operator.
@@ -124,6 +125,9 @@ def subscript(tx, container, key):
         except Exception as exc:
             raise Unsupported(f"subscript raised {type(exc).__name__}: {exc}") from None
         return tx.wrap_constant(value)
+    folded = fold_typing_subscript(tx, container, key)  # List[Tensor] in an annotation
+    if folded is not None:
+        return folded
     raise Unsupported(f"subscript of {container.describe()}")
 
 
