@@ -13,7 +13,7 @@ import types
 import warnings
 
 # Loggers under "dynamo_lite" that DYNAMO_LITE_LOGS / set_logs switch on (at DEBUG).
-LOG_COMPONENTS = ("bytecode", "graph", "guards", "recompiles", "graph_breaks")
+LOG_COMPONENTS = ("bytecode", "graph", "guards", "recompiles", "graph_breaks", "dynamic")
 LOG_ENV_VAR = "DYNAMO_LITE_LOGS"
 _ROOT_LOGGER = "dynamo_lite"
 

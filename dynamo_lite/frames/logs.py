@@ -9,3 +9,4 @@ graph_log = logging.getLogger("dynamo_lite.graph")  # captured graphs
 guards_log = logging.getLogger("dynamo_lite.guards")  # guards of each entry
 recompiles_log = logging.getLogger("dynamo_lite.recompiles")  # each recompile, with the failed guard
 graph_breaks_log = logging.getLogger("dynamo_lite.graph_breaks")  # graph breaks and eager fallbacks
+dynamic_log = logging.getLogger("dynamo_lite.dynamic")  # size symbols made, specialized, loops scanned

@@ -277,7 +277,11 @@ def narrow(geom, dim: int, start: int, length: int):
         start += size
     if start > size - length:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return slice_dim(geom, dim, start, start + length, 1)
+    # In range now: the window itself (slice_dim would clamp, reading a symbolic start's value).
+    sizes, strides, offset = geom
+    new_sizes = list(sizes)
+    new_sizes[dim] = length
+    return tuple(new_sizes), tuple(strides), offset + start * strides[dim]
 
 
 def select(geom, dim: int, index: int):
@@ -285,13 +289,14 @@ def select(geom, dim: int, index: int):
     if len(sizes) == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     dim = normalize_dim(dim, len(sizes))
-    index = operator.index(index)
+    index = layout.as_size(index)  # a scan's step stays symbolic
     size = sizes[dim]
     if not -size <= index < size:
         raise IndexError(
             f"select(): index {index} out of range for tensor of size {list(sizes)} at dimension {dim}"
         )
-    index %= size
+    if index < 0:
+        index += size
     return (
         tuple(sizes[:dim]) + tuple(sizes[dim + 1 :]),
         tuple(strides[:dim]) + tuple(strides[dim + 1 :]),

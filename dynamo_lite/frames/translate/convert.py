@@ -16,6 +16,7 @@ from ..errors import Unsupported
 from ..report import BreakReason, TranslationReport
 from .graph_break import BreakPlan, log_break, raises_after_graph
 from .loops import loop_entry
+from .scan_loop import scan_unrolled
 from ..tracing.dynamic_policy import DynamicPolicy
 from ..tracing.guards import CONSTANT_MATCH, ID_MATCH, SHAPE_ENV, compile_guards
 from ..tracing.shape_guards import ShapeGuard, ShapeGuardSource
@@ -26,6 +27,7 @@ from .translator import GraphBreak, InstructionTranslator
 from ..tracing.variables.contexts import context_entry
 from ..tracing.variables.base import CellVariable, ConstantVariable, symbolic_sizes
 from ..tracing.variables.tensor import TensorVariable
+from ..tracing.variables.scan_values import ScanUnfit
 
 
 def convert_frame(request: FrameRequest) -> CacheEntry:
@@ -39,23 +41,40 @@ def convert_frame(request: FrameRequest) -> CacheEntry:
     is raised instead, except for errors of the user's program (a shape mismatch ...),
     which the eager run raises as they are.
     """
-    output = OutputGraph(DynamicPolicy(request.config.dynamic, _shape_history(request)))
-    try:
-        entry = _convert(request, output)
-    except Unsupported as exc:
-        if request.config.fullgraph and not getattr(exc, "user_error", False):
+    rejected_scans: set = set()
+    while True:
+        output = OutputGraph(DynamicPolicy(request.config.dynamic, _shape_history(request)))
+        output.scan_rejected = rejected_scans  # NOTE: [loops traced once]
+        try:
+            entry = _convert(request, output)
+            break
+        except ScanUnfit as unfit:  # the scanned list was used as a list: unroll that loop
             output.release()
-            raise
-        exc.located(request.code.co_filename, request.code.co_firstlineno)
-        guards = _compile_guards(output, request)
-        report = TranslationReport(fallback_reason=str(exc), break_reasons=[_break_reason(exc)],
-                                   guards=output.guards.text(), original_code=request.code)
-        entry = CacheEntry(guards.check, None, guards.describe_failure, request.config, report)
+            if unfit.loop in rejected_scans:
+                raise
+            rejected_scans.add(unfit.loop)
+            scan_unrolled(unfit)
+        except Unsupported as exc:
+            entry = _fallback_entry(request, output, exc)
+            break
     output.release()
     observe = getattr(request.config.backend, "observe_translation", None)
     if observe is not None:  # dl.explain's backend records every translation
         observe(request, entry)
     return entry
+
+
+def _fallback_entry(request, output, exc: Unsupported) -> CacheEntry:
+    """The eager entry of a frame that cannot be captured (``exc`` is raised with fullgraph,
+    except for an error of the program, which the eager run raises as it is)."""
+    if request.config.fullgraph and not getattr(exc, "user_error", False):
+        output.release()
+        raise exc
+    exc.located(request.code.co_filename, request.code.co_firstlineno)
+    guards = _compile_guards(output, request)
+    report = TranslationReport(fallback_reason=str(exc), break_reasons=[_break_reason(exc)],
+                               guards=output.guards.text(), original_code=request.code)
+    return CacheEntry(guards.check, None, guards.describe_failure, request.config, report)
 
 
 #: Where factories in a graph (dl.zeros ...) take their dtype from.
@@ -116,6 +135,8 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
         returned = tx.run()
         live = [returned]
     except GraphBreak as graph_break:
+        if isinstance(graph_break.reason, ScanUnfit):
+            raise graph_break.reason
         loop_head = loop_entry(tx, graph_break.snapshot.index, graph_break.reason)  # NOTE: [graph breaks in loops]
         snapshot = loop_head or graph_break.snapshot
         output.rollback(snapshot.checkpoint)

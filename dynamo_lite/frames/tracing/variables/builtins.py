@@ -20,6 +20,7 @@ from .dicts import DictVariable, constant_key, make_dict
 from .exceptions import RuntimeValueVariable
 from .functions import SuperVariable, zero_argument_super
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
+from .scan_values import symbolic_range
 from .sets import SetVariable
 from . import lifted_float, symbolic
 from .tensor import TensorVariable, TracedCallableVariable
@@ -357,6 +358,10 @@ class BuiltinVariable(ValueVariable):
         return super().var_getattr(tx, name)
 
     def call(self, tx, args, kwargs) -> VariableTracker:
+        if self.fn is range:  # a loop over it may be scanned (NOTE: [loops traced once])
+            scanned_range = symbolic_range(tx, args, kwargs)
+            if scanned_range is not None:
+                return scanned_range
         kept_symbolic = symbolic.call(tx, self.fn, args, kwargs)  # NOTE: [observing a symbolic int]
         if kept_symbolic is None:
             kept_symbolic = lifted_float.builtin_call(self.fn, args, kwargs)  # NOTE: [lifted floats]

@@ -92,6 +92,9 @@ class TracedCallableVariable(VariableTracker):
         return self.fn
 
     def call(self, tx, args, kwargs) -> VariableTracker:
+        holder = next((a for a in (*args, *kwargs.values()) if getattr(a, "consumes_calls", False)), None)
+        if holder is not None:  # dl.stack(outputs) after a scanned loop (NOTE: [loops traced once])
+            return holder.consume_call(tx, self.fn, args, kwargs)
         values = [a.as_traceable() for a in args]
         kw = {k: v.as_traceable() for k, v in kwargs.items()}
         with tx.output.tracing(self.description):

@@ -7,6 +7,7 @@ from ...errors import Unsupported
 from ...tracing.variables.base import ConstantVariable
 from ...tracing.variables.builtins import BUILTIN_HANDLERS
 from ...tracing.variables.iterators import IteratorVariable
+from ..scan_loop import try_scan
 from .registry import handles
 
 _TESTS = {
@@ -46,6 +47,8 @@ def for_iter(tx, ins):
     iterator = tx.stack[-1]
     if not isinstance(iterator, IteratorVariable):
         raise Unsupported("a for loop over a value the translator cannot unroll")
+    if getattr(iterator, "scan_length", None) is not None and try_scan(tx, ins, iterator):
+        return  # NOTE: [loops traced once]
     item = iterator.next_item(tx)
     if item is not None:
         tx.push(item)

@@ -9,6 +9,7 @@ from ...tracing.variables import lifted_float, symbolic
 from ...tracing.variables.base import ConstantVariable, SymIntVariable
 from ...tracing.variables.containers import BaseListVariable
 from ...tracing.variables.tensor import TensorVariable, TracedCallableVariable
+from ...tracing.variables.scan_values import symbolic_int_subscript
 from ...tracing.variables.typing_aliases import fold_typing_subscript
 from .registry import handles
 
@@ -116,6 +117,9 @@ def to_bool(tx, ins):
 def subscript(tx, container, key):
     """``container[key]`` on variables."""
     if isinstance(container, TensorVariable):
+        kept_symbolic = symbolic_int_subscript(tx, container, key)  # x[t] in a scanned loop
+        if kept_symbolic is not None:
+            return kept_symbolic
         return TracedCallableVariable(operator.getitem, "Tensor.__getitem__").call(tx, [container, key], {})
     if hasattr(container, "getitem"):
         return container.getitem(tx, key)
