@@ -11,6 +11,10 @@ scan_loop.py), so the graph is the same for every length. This module is the ref
 from __future__ import annotations
 
 from ..ops import api as ops
+from ..tensor.layout import contiguous_strides
+from ..tensor.meta import TensorMeta
+from .graph_module import GraphModule
+from .shape_prop import ShapeProp
 
 
 class ScanBody:
@@ -53,6 +57,21 @@ def scan(body: ScanBody, length: int, init: tuple, closed: tuple) -> tuple:
         for k, value in enumerate(result[n_carry:]):
             outputs[k].append(value)
     return carry + tuple(ops.stack(values) for values in outputs)
+
+
+def scan_meta(body: ScanBody, length, init: tuple, closed: tuple) -> tuple:
+    """What a scan node produces, from its inputs' metas: the body propagated once for the
+    carries (same geometry every step), ``length`` rows of each step output stacked."""
+    graph = body.gm.graph.copy()
+    result = ShapeProp(GraphModule({}, graph)).propagate(0, *init, *closed)
+    outs = tuple(result[:body.n_carry])
+    for meta in result[body.n_carry:]:
+        sizes = (length, *meta._sizes)
+        outs += (TensorMeta.from_geometry(sizes, contiguous_strides(sizes), meta._dtype, meta._device),)
+    return outs
+
+
+scan.graph_meta = scan_meta
 
 
 def is_scan(node) -> bool:

@@ -62,6 +62,9 @@ class ShapeProp(Interpreter):
             return args[0][args[1]]
         if target in SIZE_FUNCTIONS:  # sizes of symbolic graphs: ints (or SymInts) from metas
             return target(*args, **kwargs)
+        graph_meta = getattr(target, "graph_meta", None)  # a callable with a meta rule (graph/scan.py)
+        if graph_meta is not None:
+            return graph_meta(*args, **kwargs)
         return self._python_call(target, args, kwargs)
 
     def call_method(self, target: str, args: tuple, kwargs: dict) -> Any:

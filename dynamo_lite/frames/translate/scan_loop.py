@@ -158,6 +158,7 @@ def _scan(tx, ins, index: int, length: SymInt, key) -> None:
 
     saved_locals, saved_stack = dict(tx.locals), list(tx.stack)
     saved_heads, saved_with = dict(tx.loop_heads), dict(tx.with_heads)
+    saved_position = (tx.pc, tx.lineno, tx.kw_names)
     lists = {id(v): (v, len(v.items)) for v in saved_locals.values()
              if isinstance(v, BaseListVariable) and v.python_type() is list}
     carries = {name: _flatten(saved_locals[name]) for name in sorted(stored) if name in saved_locals}
@@ -194,6 +195,7 @@ def _scan(tx, ins, index: int, length: SymInt, key) -> None:
         _check_step_guards(env, n_guards, step, length, replacements, n_symbols)
     except BaseException:
         _undo(tx, output, env, checkpoint, step, n_guards, saved_locals, saved_stack, saved_heads, saved_with)
+        tx.pc, tx.lineno, tx.kw_names = saved_position
         raise
     finally:
         output.scan_active = False
@@ -257,9 +259,9 @@ def _check_step_guards(env, n_guards: int, step, length: SymInt, replacements: d
     """Relations on the step hold for every step when they hold at both ends (they are linear)."""
     if len(env.hints) != n_symbols + 1:
         raise ScanRejected("the body reads a new symbolic size")
-    if env.replacements.keys() - replacements.keys() or step in env.replacements:
-        fixed = {k: v for k, v in env.replacements.items() if replacements.get(k) != v}
-        raise ScanRejected(f"the body fixes a size or the step to a value ({fixed})")
+    fixed = {k: v for k, v in env.replacements.items() if replacements.get(k) != v}
+    if step in fixed or any(step in v.symbols() for v in fixed.values()):
+        raise ScanRejected(f"the body fixes the step to a value ({fixed})")
     last = length.expr - Expr.constant(1)
     for relation in env.guards[n_guards:]:
         if step not in relation.symbols():

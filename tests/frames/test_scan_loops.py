@@ -1,0 +1,154 @@
+"""Loops over a symbolic range compile once into a scan node (NOTE: [loops traced once])."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+
+import dynamo_lite as dl
+from dynamo_lite.graph.scan import is_scan
+from tests.helpers import assert_compiled, assert_equal_values
+
+from tests.frames.recurrent_models import LoopGRU, LoopLSTM
+
+LENGTHS = [5, 9, 17, 33, 12, 7, 64]
+
+
+def _lstm_inputs(T):
+    return dl.randn(T, 3, 6), dl.randn(3, 8), dl.randn(3, 8)
+
+
+def _gru_inputs(T):
+    return dl.randn(2, T, 6), dl.randn(2, 10)
+
+
+MODELS = {"lstm": (lambda: LoopLSTM(6, 8), _lstm_inputs), "gru": (lambda: LoopGRU(6, 10), _gru_inputs)}
+
+
+@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
+def test_sweep_of_lengths_compiles_two_frames(name, backend):
+    make, inputs = MODELS[name]
+    dl.manual_seed(0)
+    model = make()
+    compiled = dl.compile(model, backend=backend)
+    before = dl.stats()
+    with dl.no_grad():
+        for T in LENGTHS:
+            args = inputs(T)
+            assert_equal_values(compiled(*args), model(*args), rtol=1e-4, atol=1e-5)
+    after = dl.stats()
+    assert_compiled(before, after)
+    assert after.frames_compiled - before.frames_compiled <= 2
+    assert after.graph_count - before.graph_count <= 2
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_one_graph_with_a_scan_serves_every_length(name):
+    make, inputs = MODELS[name]
+    model = make()
+    counts = []
+    for T in LENGTHS:
+        out = dl.explain(model, dynamic=True)(*inputs(T))
+        assert out.graph_count == 1 and out.graph_break_count == 0
+        assert any(is_scan(n) for n in out.graphs[0].graph.nodes)
+        counts.append(out.ops_per_graph)
+    assert all(c == counts[0] for c in counts)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_gradients_through_the_scan_equal_eager(name):
+    make, inputs = MODELS[name]
+    dl.manual_seed(1)
+    model = make()
+    compiled = dl.compile(model, backend="eager")
+    before = dl.stats()
+    for T in (5, 9, 13):
+        args = inputs(T)
+        expected = model(*args)
+        loss = (expected[0] if isinstance(expected, tuple) else expected).square().sum()
+        loss.backward()
+        wanted = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        actual = compiled(*args)
+        (actual[0] if isinstance(actual, tuple) else actual).square().sum().backward()
+        for p, g in zip(model.parameters(), wanted):
+            np.testing.assert_allclose(p.grad.numpy(), g.numpy(), rtol=1e-4, atol=1e-5)
+        model.zero_grad()
+    after = dl.stats()
+    assert_compiled(before, after)
+    assert after.frames_compiled - before.frames_compiled <= 2
+
+
+def _branch_on_step(x, h):
+    outs = []
+    for t in range(x.size(0)):
+        if t == 0:
+            h = h * 2
+        h = dl.tanh(x[t] + h)
+        outs.append(h)
+    return dl.stack(outs)
+
+
+def _list_returned(x, h):
+    outs = []
+    for t in range(x.size(0)):
+        h = dl.tanh(x[t] + h)
+        outs.append(h)
+    return outs
+
+
+def _counter(x, h):
+    n = 0
+    for t in range(x.size(0)):
+        h = dl.tanh(x[t] + h)
+        n += 1
+    return h, n
+
+
+@pytest.mark.parametrize("fn", [_branch_on_step, _list_returned, _counter])
+def test_loops_that_do_not_fit_are_unrolled_and_still_equal(fn, caplog):
+    compiled = dl.compile(fn, backend="eager", dynamic=True)
+    x, h = dl.randn(4, 3), dl.randn(3)
+    before = dl.stats()
+    with caplog.at_level(logging.DEBUG, logger="dynamo_lite.dynamic"):
+        assert_equal_values(compiled(x, h), fn(x, h))
+    assert_compiled(before, dl.stats())
+    assert "unrolled" in caplog.text
+
+
+def test_dynamic_log_says_the_loop_was_scanned(caplog):
+    model = LoopLSTM(6, 8)
+    with caplog.at_level(logging.DEBUG, logger="dynamo_lite.dynamic"):
+        dl.compile(model, backend="eager", dynamic=True)(*_lstm_inputs(4))
+    assert "scanned over s0 steps: 2 carries, 1 stacked outputs" in caplog.text
+
+
+def test_reversed_scanned_list_and_len():
+    def fn(x, h):
+        outs = []
+        for t in range(x.size(0)):
+            h = h * 0.5 + x[t]
+            outs += [h]
+        return dl.stack(outs[::-1], 1), len(outs), outs[-1]
+
+    before = dl.stats()
+    compiled = dl.compile(fn, backend="eager", dynamic=True)
+    for T in (3, 6):
+        x, h = dl.randn(T, 4), dl.randn(4)
+        assert_equal_values(compiled(x, h), fn(x, h))
+    assert_compiled(before, dl.stats())
+    assert dl.stats().frames_compiled - before.frames_compiled == 1
+
+
+def test_symbolic_index_outside_a_loop_stays_symbolic():
+    def fn(x):
+        return x[x.size(0) - 1] * 2, x[:, x.size(1) // 2]
+
+    compiled = dl.compile(fn, backend="eager", dynamic=True)
+    before = dl.stats()
+    for n in (3, 5, 8):
+        x = dl.randn(n, n + 1)
+        assert_equal_values(compiled(x), fn(x))
+    assert dl.stats().frames_compiled - before.frames_compiled == 1
