@@ -52,6 +52,9 @@ class ShapeEnv:
         self.guards: list = []
         self._guard_keys: set = set()
         self._by_source: dict = {}
+        # ``observer(event, detail)`` hears of each symbol made ("create") and each size fixed to
+        # a value ("specialize"): the frontend's ``dynamic`` log (None: nobody listens).
+        self.observer = None
 
     # -- symbols ------------------------------------------------------------------------
     def create_symbol(self, hint: int, source=None, *, reuse: bool = True):
@@ -73,6 +76,8 @@ class ShapeEnv:
         if source is not None:
             self._by_source[key] = symbol
         self._record(Relation(">=", Expr.symbol(symbol), Expr.constant(self.MIN_SIZE)))
+        if self.observer is not None:
+            self.observer("create", f"{symbol.name} = {source} (example {hint})")
         return SymInt(Expr.symbol(symbol), self)
 
     @property
@@ -133,6 +138,10 @@ class ShapeEnv:
         self._guard_keys.add(key)
         self.guards.append(relation)
         self._learn(relation.op, key[1])
+        if self.observer is not None and relation.op == "==":
+            fixed = [f"{s.name} == {r}" for s, r in self.replacements.items() if r.is_constant and s in key[1].symbols()]
+            if fixed:
+                self.observer("specialize", f"{', '.join(fixed)} (the code relied on {relation})")
 
     def _learn(self, op: str, diff: Expr) -> None:
         """Narrow a symbol's range or add a replacement from a relation that holds."""

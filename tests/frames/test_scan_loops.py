@@ -152,3 +152,51 @@ def test_symbolic_index_outside_a_loop_stays_symbolic():
         x = dl.randn(n, n + 1)
         assert_equal_values(compiled(x), fn(x))
     assert dl.stats().frames_compiled - before.frames_compiled == 1
+
+
+def test_makemore_gru_sweep_compiles_two_frames():
+    from tests.frames.llama_like import MakemoreGRU
+
+    dl.manual_seed(0)
+    model = MakemoreGRU()
+    compiled = dl.compile(model, backend="eager")
+    before = dl.stats()
+    with dl.no_grad():
+        for T in [5, 9, 17, 33, 12, 7, 64, 3, 21, 40, 11, 6, 50]:
+            idx = dl.randint(0, 27, (2, T))
+            assert_equal_values(compiled(idx), model(idx), rtol=1e-4, atol=1e-5)
+    after = dl.stats()
+    assert_compiled(before, after)
+    assert after.frames_compiled - before.frames_compiled <= 2
+
+
+@pytest.mark.parametrize("ported", [False, True], ids=["llama_like", "ported_llama"])
+def test_llama_sweep_compiles_two_frames(ported, caplog):
+    from tests.frames.llama_like import Llama
+    from tests.models.porting import port
+
+    dl.manual_seed(0)
+    model = port("llama").build() if ported else Llama()
+    compiled = dl.compile(model, backend="eager")
+    before = dl.stats()
+    with dl.no_grad(), caplog.at_level(logging.DEBUG, logger="dynamo_lite.dynamic"):
+        for T in [5, 9, 17, 12, 7, 31, 3, 21, 11, 6, 25, 30, 14]:
+            tokens = dl.randint(0, 20, (2, T))
+            assert_equal_values(compiled(tokens), model(tokens), rtol=1e-4, atol=1e-5)
+    after = dl.stats()
+    assert_compiled(before, after)
+    assert after.frames_compiled - before.frames_compiled <= 2
+    assert "created s0 = tokens.size(1)" in caplog.text and "specialized" not in caplog.text
+
+
+def test_dynamic_log_names_the_line_that_specialized(caplog):
+    def fn(x):
+        n = x.size(0)
+        return x * float(n)  # float() of a size reads its value
+
+    compiled = dl.compile(fn, backend="eager", dynamic=True)
+    with caplog.at_level(logging.DEBUG, logger="dynamo_lite.dynamic"):
+        compiled(dl.randn(6))
+    assert "created s0 = x.size(0) (example 6)" in caplog.text
+    line = fn.__code__.co_firstlineno + 2
+    assert "specialized s0 == 6" in caplog.text and f"test_scan_loops.py:{line} (fn)" in caplog.text

@@ -17,6 +17,7 @@ from . import guards as G
 from ..errors import Unsupported
 from .guards import GuardSet
 from .proxy import DataDependent, ProxyTensor
+from .shape_log import shape_observer
 from .shape_guards import ValueSource, guarded_key, symbolic_geometry
 from .sym_nodes import SymbolicNodes
 from .side_effects import SideEffects
@@ -56,6 +57,7 @@ class OutputGraph:
         # tensor)`` names the dims of an input that get symbols.
         self.dynamic_dims = dynamic_dims
         self.shape_env = ShapeEnv()
+        self.shape_env.observer = shape_observer  # the ``dynamic`` log
         self.symbolic_tensors: list = []  # (source, strides) of inputs with symbolic sizes
         self.sym_nodes = SymbolicNodes(self)
 

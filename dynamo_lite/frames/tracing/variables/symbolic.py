@@ -16,6 +16,7 @@ from ....tensor.layout import Size
 from ....tensor.symint import SymInt
 from .base import ConstantVariable, SymbolicSizesVariable, SymIntVariable, VariableTracker, traceable_value
 from .containers import BaseListVariable, TupleVariable
+from .shape_compare import compare_shapes
 
 #: int operators exact on expressions (sizes are ints; comparisons are decided and guarded).
 ARITHMETIC = frozenset({
@@ -47,6 +48,9 @@ def _shape_tuple(variable) -> bool:
 
 def binary(tx, op, left: VariableTracker, right: VariableTracker):
     """``op(left, right)`` kept symbolic, or None when it must read concrete values."""
+    compared = compare_shapes(op, left, right)  # x.shape == (n, d): size by size
+    if compared is not None:
+        return compared
     if op in (operator.add, operator.iadd) and (_shape_tuple(left) or _shape_tuple(right)) and any(
             isinstance(v, (BaseListVariable, SymbolicSizesVariable)) for v in (left, right)):
         # ``x.shape + (h, d)``: concatenation never looks at the sizes (a Size on the left
