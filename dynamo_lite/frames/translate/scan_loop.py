@@ -41,6 +41,7 @@ from ..tracing.variables.iterators import IteratorVariable
 from ..tracing.variables.scan_values import ScannedListVariable
 from ..tracing.variables.tensor import TensorVariable
 from .loops import for_loops, loop_exits
+from .scan_hoist import hoist_projections
 
 _STORES = ("STORE_FAST", "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST")
 _REJECTED_OPS = frozenset(("RETURN_VALUE", "RETURN_CONST", "YIELD_VALUE", "STORE_DEREF", "DELETE_FAST",
@@ -203,7 +204,9 @@ def _scan(tx, ins, index: int, length: SymInt, key) -> None:
     _undo(tx, output, env, checkpoint, step, n_guards, saved_locals, saved_stack, saved_heads, saved_with,
           keep_nodes=True, erase=body["erase"])
     env.decide(Relation(">=", length.expr, Expr.constant(1)))
-    _emit(tx, output, body["gm"], length, inits, closed, plan, key)
+    hoist_projections(output, body["graph"], body["step"], body["closed_phs"], closed)  # NOTE: [hoisted input projections]
+    gm = GraphModule({}, body["graph"], class_name="ScanBody")
+    _emit(tx, output, gm, length, inits, closed, plan, key)
     tx.pop()  # the iterator
     tx.jump_to(ins.argval)
     tx.pc += compat.FOR_ITER_EXIT_SKIP
@@ -319,8 +322,9 @@ def _extract(output, checkpoint, step_node, stand_ins: list, plan: dict):
     for node in moved:
         mapping[node] = graph.node_copy(node, lambda n: mapping[n])
     graph.output(tuple(mapping[n] for n in outs))
-    gm = GraphModule({}, graph, class_name="ScanBody")
-    return {"gm": gm, "erase": list(moved) + [step_node] + carry_nodes}, closed, outs
+    closed_phs = {mapping[n]: n for n in closed}
+    return {"graph": graph, "step": mapping[step_node], "closed_phs": closed_phs,
+            "erase": list(moved) + [step_node] + carry_nodes}, closed, outs
 
 
 def _undo(tx, output, env, checkpoint, step, n_guards, saved_locals, saved_stack, saved_heads, saved_with,
