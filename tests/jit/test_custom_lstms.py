@@ -54,3 +54,29 @@ def test_cell_graph_for():
     graph = cell.graph_for(x, state)
     assert graph.graphs and "mm" in str(graph)
 
+
+
+@pytest.mark.parametrize("layer", [c.LSTMLayer, c.ReverseLSTMLayer], ids=["forward", "reverse"])
+def test_layer_over_unbound_inputs_compiles_once_for_every_length(layer):
+    dl.manual_seed(4)
+    rnn = layer(c.LSTMCell, 3, 7)
+    lstm = dl.nn.LSTM(3, 7, 1)
+    for lstm_param, custom_param in zip(lstm.all_weights[0], rnn.parameters()):
+        with dl.no_grad():
+            lstm_param.copy_(custom_param)
+    before = dl.stats()
+    with dl.no_grad():
+        for T in (5, 9, 17, 33, 12, 7):
+            inp = dl.randn(T, 2, 3)
+            state = (dl.randn(2, 7), dl.randn(2, 7))
+            out, out_state = rnn(inp, state)
+            if layer is c.ReverseLSTMLayer:
+                ref, (h, cell) = lstm(inp.flip(0), (state[0].unsqueeze(0), state[1].unsqueeze(0)))
+                ref = ref.flip(0)
+            else:
+                ref, (h, cell) = lstm(inp, (state[0].unsqueeze(0), state[1].unsqueeze(0)))
+            assert (out - ref).abs().max() < 1e-5
+            assert (out_state[0] - h[0]).abs().max() < 1e-5 and (out_state[1] - cell[0]).abs().max() < 1e-5
+    after = dl.stats()
+    assert_compiled(before, after)
+    assert after.frames_compiled - before.frames_compiled <= 2

@@ -74,7 +74,7 @@ def try_scan(tx, ins, iterator) -> bool:
     if key in getattr(output, "scan_rejected", ()):
         return False
     try:
-        _scan(tx, ins, index, length, key)
+        _scan(tx, ins, index, length, key, iterator)
     except ScanRejected as why:
         output.scan_reports = getattr(output, "scan_reports", []) + [(tx.code.co_filename, tx.lineno, str(why))]
         dynamic_log.debug("loop at %s:%s unrolled, not scanned: %s", tx.code.co_filename, tx.lineno, why)
@@ -142,7 +142,7 @@ def _stand_in(output, target, args, meta) -> TensorVariable:
     return TensorVariable(ProxyTensor.create(node, meta))
 
 
-def _scan(tx, ins, index: int, length: SymInt, key) -> None:
+def _scan(tx, ins, index: int, length: SymInt, key, iterator) -> None:
     output, env = tx.output, tx.output.shape_env
     get_iter, for_iter, last, kept = _loop_of(tx, index)
     if kept:
@@ -179,10 +179,10 @@ def _scan(tx, ins, index: int, length: SymInt, key) -> None:
             inits.append(tensor)
             replaced.append(stand)
         tx.locals[name] = _rebuild(saved_locals[name], replaced)
-    tx.push(ConstantVariable(SymInt(Expr.symbol(step), env)))
     output.scan_active = True
     try:
         try:
+            tx.push(iterator.scan_item(tx, SymInt(Expr.symbol(step), env)))
             while tx.pc != for_iter:
                 if not for_iter < tx.pc <= last or tx.returned is not None:
                     raise ScanRejected("the body leaves the loop")

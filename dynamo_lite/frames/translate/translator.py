@@ -18,6 +18,7 @@ from ..tracing.variables.dicts import DICT_OPERATORS, DictVariable
 from ..tracing.variables.iterators import GeneratorVariable
 from ..tracing.variables.sets import SET_OPERATORS, SetVariable
 from ..tracing.variables.tensor import TracedCallableVariable
+from ..tracing.variables.scan_values import symbolic_unbind
 
 MAX_INLINE_DEPTH = 24
 MAX_STEPS = 200_000  # instructions per frame: unrolled loops beyond this fall back
@@ -162,6 +163,10 @@ class InstructionTranslator:
     def build_tuple(self, items: list) -> VariableTracker:
         """A new tuple of variables (what BUILD_TUPLE makes)."""
         return TupleVariable(items)
+
+    def symbolic_unbind(self, tensor, args: list, kwargs: dict):
+        """``tensor.unbind(dim)`` kept whole when that size is symbolic (see scan_values), or None."""
+        return symbolic_unbind(self, tensor, args, kwargs)
 
     def build_dict(self, items: dict) -> VariableTracker:
         """A new dict of variables keyed by constants (what BUILD_MAP makes)."""

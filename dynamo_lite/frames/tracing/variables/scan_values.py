@@ -68,6 +68,9 @@ class ScanRangeIterator(IteratorVariable):
     def scan_length(self):
         return self.range_variable.stop if not self.materialized and self.index == 0 else None
 
+    def scan_item(self, tx, step: SymInt) -> VariableTracker:
+        return ConstantVariable(step)
+
     def next_item(self, tx):
         if not self.materialized:
             self.items = self.range_variable.unpack(tx)
@@ -205,3 +208,111 @@ def symbolic_int_subscript(tx, tensor: TensorVariable, key: VariableTracker):
         return picked[(full,) * at + rest_key] if rest_key else picked
 
     return TracedCallableVariable(select, "Tensor.__getitem__").call(tx, [tensor, items[at]], {})
+
+
+def _step_of(tensor: TensorVariable, dim: int, index: SymInt, tx):
+    """``tensor.select(dim, index)`` keeping a symbolic index symbolic."""
+    def select(x, i):
+        return ops.squeeze(ops.narrow(x, dim, i, 1), dim)
+
+    return TracedCallableVariable(select, "Tensor.select").call(tx, [tensor, ConstantVariable(index)], {})
+
+
+class UnboundTensorVariable(VariableTracker):
+    """``x.unbind(dim)`` with a symbolic size at ``dim``: the tuple of slices, held as ``x``.
+
+    ``len``, indexing (by a symbolic step too), reversing (``[::-1]``) and a for-loop (a scan
+    candidate) are exact on it; any other use makes the real tuple (fixing the size to
+    the example's, as before)."""
+
+    def __init__(self, tensor: TensorVariable, dim: int, length: SymInt):
+        self.tensor, self.dim, self.steps = tensor, dim, length
+        self._items = None
+
+    def python_type(self) -> type:
+        return tuple
+
+    def length(self, tx):
+        return self.steps
+
+    def materialize(self, tx) -> list:
+        if self._items is None:
+            result = TracedCallableVariable(lambda x: ops.unbind(x, self.dim), "Tensor.unbind").call(
+                tx, [self.tensor], {})
+            self._items = list(result.items)
+        return self._items
+
+    def unpack(self, tx) -> list:
+        return self.materialize(tx)
+
+    def iterate(self, tx):
+        return ScanTensorIterator(self)
+
+    def is_python_constant(self) -> bool:
+        return False
+
+    def as_traceable(self):
+        raise Unsupported("an unbound tensor of symbolic length passed on as a tuple")
+
+    def truth(self, tx) -> bool:
+        return True
+
+    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
+        value = key.value if isinstance(key, ConstantVariable) else None
+        if isinstance(value, slice) and value == slice(None, None, -1):
+            flipped = TracedCallableVariable(lambda s: ops.flip(s, (self.dim,)), "flip").call(tx, [self.tensor], {})
+            return UnboundTensorVariable(flipped, self.dim, self.steps)
+        if type(value) in (int, SymInt):
+            return _step_of(self.tensor, self.dim, value, tx)
+        return TupleVariable(self.materialize(tx)).getitem(tx, key)
+
+    def reconstruct(self, cg) -> None:
+        raise Unsupported("an unbound tensor of symbolic length kept past the graph")
+
+    def __repr__(self) -> str:
+        return f"UnboundTensorVariable({self.tensor}, dim={self.dim})"
+
+
+class ScanTensorIterator(IteratorVariable):
+    """The iterator of an UnboundTensorVariable: FOR_ITER tries a scan with the step's slice
+    as the loop variable; otherwise it walks the real slices."""
+
+    def __init__(self, unbound: UnboundTensorVariable):
+        super().__init__()
+        self.unbound = unbound
+        self.materialized = False
+
+    @property
+    def scan_length(self):
+        return self.unbound.steps if not self.materialized and self.index == 0 else None
+
+    def scan_item(self, tx, step: SymInt) -> VariableTracker:
+        return _step_of(self.unbound.tensor, self.unbound.dim, step, tx)
+
+    def next_item(self, tx):
+        if not self.materialized:
+            self.items = list(self.unbound.materialize(tx))
+            self.materialized = True
+        return super().next_item(tx)
+
+    def save_state(self):
+        return self.index, self.materialized, list(self.items)
+
+    def restore_state(self, state) -> None:
+        self.index, self.materialized, self.items = state[0], state[1], list(state[2])
+
+
+def symbolic_unbind(tx, tensor: TensorVariable, args: list, kwargs: dict):
+    """``tensor.unbind(dim)`` as an UnboundTensorVariable when that size is symbolic, else None."""
+    if getattr(tx.output, "scan_disabled", False) or len(args) > 1 or set(kwargs) - {"dim"}:
+        return None
+    dim_var = args[0] if args else kwargs.get("dim", ConstantVariable(0))
+    if not isinstance(dim_var, ConstantVariable) or type(dim_var.value) is not int:
+        return None
+    sizes = tensor.proxy._sizes
+    if not sizes:
+        return None
+    dim = dim_var.value + len(sizes) if dim_var.value < 0 else dim_var.value
+    if not 0 <= dim < len(sizes) or type(sizes[dim]) is not SymInt:
+        return None
+    return UnboundTensorVariable(tensor, dim, sizes[dim])

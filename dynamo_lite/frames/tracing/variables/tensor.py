@@ -119,6 +119,10 @@ class TensorMethodVariable(TracedCallableVariable):
         self.tensor, self.name = tensor, name
 
     def call(self, tx, args, kwargs) -> VariableTracker:
+        if self.name == "unbind":  # along a symbolic size: kept whole (NOTE: [loops traced once])
+            unbound = tx.symbolic_unbind(self.tensor, args, kwargs)
+            if unbound is not None:
+                return unbound
         if self.name in SCALAR_OPERAND_METHODS:  # a lifted float enters as a tensor (NOTE: [lifted floats])
             args = [a.tensor_operand(tx, self.tensor) if hasattr(a, "tensor_operand") else a for a in args]
         return super().call(tx, args, kwargs)
