@@ -95,6 +95,10 @@ class ExplainOutput:
             lines.append("Break reasons:")
             for i, reason in enumerate(self.break_reasons, 1):
                 lines.append(f"  {i}. " + str(reason).replace("\n", "\n     "))
+        unrolled = [loop for frame in self.frames for loop in frame.report.unrolled_loops]
+        if unrolled:
+            lines.append("Loops unrolled (not scanned):")
+            lines.extend(f"  {file}:{line}: {why}" for file, line, why in unrolled)
         for i, gm in enumerate(self.graphs):
             lines.append(f"Graph {i} ({len(ops[i])} ops, backend {self.backend_of(gm)}):")
             measured = self.measurement_of(gm)

@@ -73,4 +73,5 @@ class TranslationReport:
     bytecode_diff: str | None = None
     resume_diffs: list = field(default_factory=list)
     rewritten: object = None
+    unrolled_loops: list = field(default_factory=list)  # (file, line, why) of loops not scanned
 

@@ -116,6 +116,9 @@ def test_loops_that_do_not_fit_are_unrolled_and_still_equal(fn, caplog):
         assert_equal_values(compiled(x, h), fn(x, h))
     assert_compiled(before, dl.stats())
     assert "unrolled" in caplog.text
+    if fn is not _list_returned:  # that one is translated again without the scan: nothing left to list
+        report = str(dl.explain(fn, dynamic=True)(x, h))
+        assert "Loops unrolled (not scanned):" in report and "test_scan_loops.py" in report
 
 
 def test_dynamic_log_says_the_loop_was_scanned(caplog):

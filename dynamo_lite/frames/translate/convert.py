@@ -188,6 +188,7 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
         compile_time_s=time.perf_counter() - started,
         break_reasons=break_reasons,
         resume_codes=[(c, resume_functions.origins[c]) for c in (plan.resume_codes if plan else ())],
+        unrolled_loops=list(getattr(output, "scan_reports", ())),  # NOTE: [loops traced once]
     )
     debug.report(request, report)
     return CacheEntry(compiled_guards.check, run, compiled_guards.describe_failure, request.config, report)

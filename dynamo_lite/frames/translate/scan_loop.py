@@ -18,7 +18,7 @@ body, a changed int or object, another side effect, an in-place op, a random op,
 that changes across steps, a value the code after the loop reads that the scan does not
 produce, a use of the stacked list that only a real list has) rejects the scan: the loop
 is unrolled as before, and the reason is logged (``DYNAMO_LITE_LOGS=dynamic``) and listed
-in ``output.scan_reports`` for explain.
+by ``dl.explain`` ("Loops unrolled", from ``TranslationReport.unrolled_loops``).
 """
 from __future__ import annotations
 
