@@ -203,3 +203,33 @@ def test_dynamic_log_names_the_line_that_specialized(caplog):
     assert "created s0 = x.size(0) (example 6)" in caplog.text
     line = fn.__code__.co_firstlineno + 2
     assert "specialized s0 == 6" in caplog.text and f"test_scan_loops.py:{line} (fn)" in caplog.text
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_training_has_one_forward_and_one_backward_graph_with_scans(name):
+    make, inputs = MODELS[name]
+    dl.manual_seed(2)
+    model = make()
+    shapes = []
+    for T in (4, 11):
+        out = dl.explain(model, dynamic=True)(*inputs(T))
+        assert out.graph_count == 1 and len(out.backward_graphs) == 1 and not out.break_reasons
+        forward, backward = out.graphs[0], out.backward_graphs[0]
+        assert any(is_scan(n) for n in forward.graph.nodes) and any(is_scan(n) for n in backward.graph.nodes)
+        shapes.append((len(forward.graph.nodes), len(backward.graph.nodes)))
+    assert shapes[0] == shapes[1]
+
+
+def test_compiled_backward_through_the_scan_on_numpy_equals_eager():
+    dl.manual_seed(3)
+    model = LoopLSTM(6, 8)
+    compiled = dl.compile(model, backend="numpy")
+    for T in (5, 8, 13):
+        args = _lstm_inputs(T)
+        model(*args)[0].sum().backward()
+        wanted = [p.grad.clone() for p in model.parameters()]
+        model.zero_grad()
+        compiled(*args)[0].sum().backward()
+        for p, g in zip(model.parameters(), wanted):
+            np.testing.assert_allclose(p.grad.numpy(), g.numpy(), rtol=1e-4, atol=1e-5)
+        model.zero_grad()

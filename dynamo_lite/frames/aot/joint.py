@@ -31,6 +31,7 @@ from ...autograd.derivatives.table import DECOMPOSE, NO_GRADIENT, derivative_rul
 from ...autograd.op_node import pick_gradient, reduce_to
 from ...autograd.recording import is_saved, tensor_slots
 from ...graph.graph import Graph
+from ...graph.scan import scan
 from ...graph.node import Node
 from ...ops.core.dispatch import TRACING
 from ...ops.core.registry import REGISTRY, Op
@@ -42,6 +43,7 @@ from ..tracing.output_graph import to_metas
 from ..tracing.proxy import ProxyTensor
 from .custom_functions import CustomEntry, note_region
 from ..tracing.sym_nodes import SymbolicNodes
+from .scan_grad import trace_scan
 
 OPS = REGISTRY
 
@@ -319,6 +321,11 @@ def trace_joint(gm, requires_grad: list) -> JointGraph:
             elif node.op == "call_function":
                 args, kwargs = _lookup(node.args, env), _lookup(node.kwargs, env)
                 target = node.target
+                if target is scan:  # NOTE: [scan in the joint graph]
+                    tracer.recording = node.meta.get("grad_enabled") is not False
+                    env[node] = trace_scan(tracer, TapeEntry, *args, **kwargs)
+                    tracer.recording = False
+                    continue
                 if not isinstance(target, Op) and target is not operator.getitem:
                     raise Unsupported(f"graph node {node.format_node()} is not a registry op")
                 tracer.recording = node.meta.get("grad_enabled") is not False

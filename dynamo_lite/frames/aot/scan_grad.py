@@ -1,0 +1,247 @@
+"""Scan in the joint graph: the forward scan saves its carries, the backward is a reverse scan.
+
+NOTE: [scan in the joint graph] A ``scan`` node of a captured graph (NOTE: [scan]) is traced
+into the joint graph as a scan whose body also returns its carries, so the forward keeps
+every step's carry stacked. When a carry or a closed input requires grad the node goes on
+the tape with a formula that records a second scan running the steps backwards
+(``r = length - 1 - t``): its body is the vector-Jacobian product of the forward body,
+traced once with the same derivative formulas as every other op (a JointTracer over the
+body, the step a fresh symbol), reading step ``r``'s saved carries and output gradients.
+It carries the carries' gradients and accumulates the closed inputs' gradients over the
+steps. So compiled training of a recurrent loop has one forward and one backward graph
+for every length.
+"""
+from __future__ import annotations
+
+import operator
+
+from ...graph.graph_module import GraphModule
+from ...graph.scan import ScanBody, scan, scan_meta
+from ...ops.dispatch import TRACING
+from ...ops.registry import REGISTRY
+from ...tensor.meta import TensorMeta
+from ...tensor.sym_expr import INF, Expr, Symbol
+from ...tensor.symint import SymInt
+from ..errors import Unsupported
+from ..tracing.output_graph import to_metas
+from ..tracing.proxy import ProxyTensor
+
+OPS = REGISTRY
+
+
+def _differentiable(value) -> bool:
+    return isinstance(value, ProxyTensor) and (value._dtype.is_floating_point or value._dtype.is_complex)
+
+
+def _saving_body(body: ScanBody) -> ScanBody:
+    """``body`` whose outputs also hold its carries (stacked by the scan: the saved carries)."""
+    graph = body.gm.graph.copy()
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    output = graph.output_node
+    outs = tuple(output.args[0]) + tuple(placeholders[1:1 + body.n_carry])
+    graph.erase_node(output)
+    graph.output(outs)
+    return ScanBody(GraphModule({}, graph, class_name="ScanBodySaving"), body.n_carry, body.n_out + body.n_carry)
+
+
+def trace_scan(tracer, tape_entry, body: ScanBody, length, init: tuple, closed: tuple):
+    """The scan in ``tracer``'s joint graph; on its tape (a ``tape_entry``) when a gradient can
+    flow through it."""
+    if not isinstance(length, (int, SymInt)):
+        raise Unsupported("a scan whose length is not a size")
+    saving = _saving_body(body)
+    metas = scan_meta(saving, length, to_metas(init), to_metas(closed))
+    node = tracer.graph.call_function(scan, (saving, tracer._nodes(length), tracer._nodes(tuple(init)),
+                                             tracer._nodes(tuple(closed))))
+    results = list(tracer._proxies(node, tuple(metas)))
+    n_carry, n_out = body.n_carry, body.n_out
+    produced, saved = results[:n_carry + n_out], results[n_carry + n_out:]
+    inputs = list(init) + list(closed)
+    needs = [isinstance(x, ProxyTensor) and x.node in tracer.requires_grad for x in inputs]
+    if not (tracer.recording and any(needs)):
+        return tuple(produced)
+    outputs = [ProxyTensor.create(p.node, TensorMeta.of(p)) if _differentiable(p) else None for p in produced]
+    for out in outputs:
+        if out is not None:
+            tracer.requires_grad.add(out.node)
+    formula = ScanVJP(tracer, body, length, list(init), list(closed), saved, needs, produced)
+    args = tuple(inputs) + tuple(saved)
+    slots = [(i, x) for i, x in enumerate(inputs) if isinstance(x, ProxyTensor)]
+    tracer.tape.append(tape_entry(formula, args, {}, outputs, None, True, slots, set(formula.params), []))
+    return tuple(produced)
+
+
+class ScanVJP:
+    """The tape formula of a scan: records the reverse scan (see NOTE: [scan in the joint graph])."""
+
+    def __init__(self, tracer, body, length, init, closed, saved, needs, produced):
+        self.tracer, self.body, self.length, self.produced = tracer, body, length, produced
+        self.init, self.closed, self.saved, self.needs = init, closed, saved, needs
+        self.params = tuple(f"arg{i}" for i in range(len(init) + len(closed) + len(saved)))
+        self.saves = frozenset()
+
+    def formula(self, grads, *args):
+        tracer, n_carry = self.tracer, self.body.n_carry
+        grads = [g if g is not None else (OPS["zeros"](size=tuple(p._sizes), dtype=p._dtype, device=p._device)
+                                          if isinstance(p, ProxyTensor) else None)
+                 for g, p in zip(grads, self.produced)]
+        n_init = len(self.init)
+        closed_needs = self.needs[n_init:]
+        sliced = step_sliced(self.body)
+        accumulate = [c for i, (c, need) in enumerate(zip(self.closed, closed_needs)) if need and i not in sliced]
+        zeros = [OPS["zeros"](size=tuple(c._sizes), dtype=c._dtype, device=c._device) for c in accumulate]
+        reverse = _vjp_body(tracer, tracer.shape_env, self.body, self.init, self.closed, self.saved, grads[n_carry:],
+                            closed_needs, self.length)
+        init_bwd = tuple(grads[:n_carry]) + tuple(zeros)
+        closed_bwd = tuple(self.saved) + tuple(grads[n_carry:]) + tuple(self.closed) + (self.length,)
+        metas = scan_meta(reverse, self.length, to_metas(init_bwd), to_metas(closed_bwd))
+        node = tracer.graph.call_function(scan, (reverse, tracer._nodes(self.length), tracer._nodes(init_bwd),
+                                                 tracer._nodes(closed_bwd)))
+        results = list(tracer._proxies(node, tuple(metas)))
+        carry_grads = results[:n_carry]
+        accumulated = iter(results[n_carry:n_carry + len(accumulate)])
+        per_step = iter(results[n_carry + len(accumulate):])
+        out = list(carry_grads)
+        for i, (c, need) in enumerate(zip(self.closed, closed_needs)):
+            if not need:
+                out.append(None)
+            elif i in sliced:  # stacked from the last step to the first
+                out.append(OPS["flip"](next(per_step), (0,)))
+            else:
+                out.append(next(accumulated))
+        return tuple(out)
+
+
+def _vjp_body(outer, env, body: ScanBody, init, closed, saved, output_grads, closed_needs, length) -> ScanBody:
+    """The reverse scan's body: ``(t, *dcarry, *dacc, *saved, *dys, *closed, length) ->
+    (*dcarry at step r, *dacc + the closed inputs' gradients at step r)``, ``r = length - 1 - t``."""
+    tracer = type(outer)(env)
+    graph = tracer.graph
+    step_ph = graph.placeholder("t")
+    dcarry_phs = [graph.placeholder(f"dcarry_{i}") for i in range(body.n_carry)]
+    sliced = step_sliced(body)
+    acc = [c for i, (c, need) in enumerate(zip(closed, closed_needs)) if need and i not in sliced]
+    dacc_phs = [graph.placeholder(f"dacc_{i}") for i in range(len(acc))]
+    saved_phs = [graph.placeholder(f"saved_{i}") for i in range(len(saved))]
+    dys_phs = [graph.placeholder(f"dys_{i}") for i in range(len(output_grads))]
+    closed_phs = [graph.placeholder(f"closed_{i}") for i in range(len(closed))]
+    length_ph = graph.placeholder("length")
+    last = graph.call_function(operator.sub, (length_ph, 1))
+    r_node = graph.call_function(operator.sub, (last, step_ph))
+    symbol = Symbol(f"r{len(env.hints)}")
+    n_guards = len(env.guards)
+    env.hints[symbol], env.ranges[symbol], env.sources[symbol] = 0, (0, INF), "a reverse scan's step"
+    r = SymInt(Expr.symbol(symbol), env)
+    tracer.sym_nodes.nodes[Expr.symbol(symbol)] = r_node
+    tracer.sym_nodes.nodes[env.simplify(length.expr if type(length) is SymInt else Expr.constant(length))] = length_ph
+    for ph, value in zip(dcarry_phs + saved_phs + closed_phs, list(init) + list(saved) + list(closed)):
+        if isinstance(value, ProxyTensor):
+            tracer.sym_nodes.note_input(ph, value._sizes)
+        elif type(value) is SymInt:
+            tracer.sym_nodes.nodes.setdefault(env.simplify(value.expr), ph)
+    previous, TRACING.tracer = TRACING.tracer, tracer
+    try:
+        def proxy(node, value):
+            return ProxyTensor.create(node, TensorMeta.of(value))
+
+        def at_step(ph, value):
+            stacked = proxy(ph, value)
+            return OPS["squeeze"](OPS["narrow"](stacked, 0, r, 1), (0,))
+
+        dcarry = [proxy(ph, v) for ph, v in zip(dcarry_phs, init)]
+        dacc = [proxy(ph, v) for ph, v in zip(dacc_phs, acc)]
+        carries = [at_step(ph, v) for ph, v in zip(saved_phs, saved)]
+        dys = [at_step(ph, g) for ph, g in zip(dys_phs, output_grads)]
+        closed_values = [proxy(ph, v) if isinstance(v, ProxyTensor) else v for ph, v in zip(closed_phs, closed)]
+        for c in carries:
+            tracer.requires_grad.add(c.node)
+        for i, (value, need) in enumerate(zip(closed_values, closed_needs)):
+            if need and i not in sliced:
+                tracer.requires_grad.add(value.node)
+        slices = {i: [] for i in sliced if closed_needs[i]}
+        slice_nodes = {n: i for i, nodes in sliced.items() if i in slices for n in nodes}
+        env_map, outputs = {}, None
+        body_placeholders = [n for n in body.gm.graph.nodes if n.op == "placeholder"]
+        for n, value in zip(body_placeholders, [r, *carries, *closed_values]):
+            env_map[n] = value
+        tracer.recording = True
+        for n in body.gm.graph.nodes:
+            if n.op == "placeholder":
+                continue
+            if n.op == "output":
+                outputs = [_lookup(a, env_map) for a in n.args[0]]
+                break
+            if n.op != "call_function":
+                raise Unsupported(f"scan body node {n.format_node()}")
+            args, kwargs = _lookup(n.args, env_map), _lookup(n.kwargs, env_map)
+            env_map[n] = n.target(*args, **kwargs)
+            if n in slice_nodes:  # this step's rows of a sliced input: its gradient is a step output
+                tracer.requires_grad.add(env_map[n].node)
+                slices[slice_nodes[n]].append(env_map[n])
+        tracer.recording = False
+        grads = _backward(tracer, outputs, dcarry + dys)
+        new_dcarry = [grads[c.node] if c.node in grads else
+                      OPS["zeros"](size=tuple(c._sizes), dtype=c._dtype, device=c._device) for c in carries]
+        grads_of_closed = [grads.get(v.node) for i, (v, need) in enumerate(zip(closed_values, closed_needs))
+                           if need and i not in sliced]
+        new_acc = [a if g is None else OPS["add"](a, g) for a, g in zip(dacc, grads_of_closed)]
+        step_grads = []
+        for i, proxies in slices.items():
+            total = None
+            for p in proxies:
+                g = grads.get(p.node)
+                total = g if total is None else (total if g is None else OPS["add"](total, g))
+            if total is None:
+                total = OPS["zeros"](size=tuple(proxies[0]._sizes), dtype=proxies[0]._dtype, device=proxies[0]._device)
+            step_grads.append(total)
+        graph.output(tuple(tracer._nodes(v) for v in new_dcarry + new_acc + step_grads))
+    finally:
+        TRACING.tracer = previous
+        tracer.recording = False
+        env.guards[:] = env.guards[:n_guards] + [g for g in env.guards[n_guards:] if symbol not in g.symbols()]
+        for table in (env.hints, env.ranges, env.sources):
+            table.pop(symbol, None)
+    return ScanBody(GraphModule({}, graph, class_name="ScanBodyBackward"), body.n_carry + len(acc), len(slices))
+
+
+def step_sliced(body: ScanBody) -> dict:
+    """Closed inputs the body reads only as their step's rows (``squeeze(narrow(x, 0, t, 1), 0)``):
+    closed index -> those squeeze nodes. Their gradient is one slice per step, stacked by the
+    reverse scan, not a sum carried over the steps."""
+    placeholders = [n for n in body.gm.graph.nodes if n.op == "placeholder"]
+    step = placeholders[0]
+    found = {}
+    for i, ph in enumerate(placeholders[1 + body.n_carry:]):
+        squeezes = []
+        for user in ph.users:
+            if not (getattr(user.target, "name", None) == "narrow" and user.args[1:] == (0, step, 1)
+                    and all(getattr(u.target, "name", None) == "squeeze" and u.args[1:] in (((0,),), (0,))
+                            for u in user.users)):
+                squeezes = None
+                break
+            squeezes += list(user.users)
+        if squeezes:
+            found[i] = squeezes
+    return found
+
+
+def _backward(tracer, outputs: list, cotangents: list) -> dict:
+    """The tape of ``tracer`` walked back from ``cotangents`` of ``outputs`` (JointTracer.backward
+    with given gradients in place of the tangent placeholders it makes)."""
+    tangents, grads = tracer.backward(outputs)
+    given = {}
+    for index, placeholder in tangents.items():
+        placeholder.replace_all_uses_with(cotangents[index].node)
+        given[placeholder] = cotangents[index]
+        tracer.graph.erase_node(placeholder)
+    return {node: given.get(g.node, g) for node, g in grads.items()}
+
+
+def _lookup(value, env):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_lookup(v, env) for v in value)
+    if isinstance(value, dict):
+        return {k: _lookup(v, env) for k, v in value.items()}
+    if isinstance(value, slice):
+        return slice(_lookup(value.start, env), _lookup(value.stop, env), _lookup(value.step, env))
+    return env[value] if hasattr(value, "op") and value in env else value
