@@ -17,6 +17,7 @@ import operator
 
 from ...graph.graph_module import GraphModule
 from ...graph.scan import ScanBody, scan, scan_meta
+from ...ops import api as ops_api
 from ...ops.dispatch import TRACING
 from ...ops.registry import REGISTRY
 from ...tensor.meta import TensorMeta
@@ -89,9 +90,10 @@ class ScanVJP:
         closed_needs = self.needs[n_init:]
         sliced = step_sliced(self.body)
         accumulate = [c for i, (c, need) in enumerate(zip(self.closed, closed_needs)) if need and i not in sliced]
-        zeros = [OPS["zeros"](size=tuple(c._sizes), dtype=c._dtype, device=c._device) for c in accumulate]
-        reverse = _vjp_body(tracer, tracer.shape_env, self.body, self.init, self.closed, self.saved, grads[n_carry:],
-                            closed_needs, self.length)
+        reverse, batched = _vjp_body(tracer, tracer.shape_env, self.body, self.init, self.closed, self.saved,
+                                     grads[n_carry:], closed_needs, self.length)
+        zeros = [OPS["zeros"](size=tuple(c._sizes), dtype=c._dtype, device=c._device)
+                 for k, c in enumerate(accumulate) if k not in batched]
         init_bwd = tuple(grads[:n_carry]) + tuple(zeros)
         closed_bwd = tuple(self.saved) + tuple(grads[n_carry:]) + tuple(self.closed) + (self.length,)
         metas = scan_meta(reverse, self.length, to_metas(init_bwd), to_metas(closed_bwd))
@@ -99,20 +101,48 @@ class ScanVJP:
                                                  tracer._nodes(closed_bwd)))
         results = list(tracer._proxies(node, tuple(metas)))
         carry_grads = results[:n_carry]
-        accumulated = iter(results[n_carry:n_carry + len(accumulate)])
-        per_step = iter(results[n_carry + len(accumulate):])
-        out = list(carry_grads)
+        rest = iter(results[n_carry:])
+        accumulated = [next(rest) for k in range(len(accumulate)) if k not in batched]
+        per_step = [next(rest) for i in sliced if closed_needs[i]]
+        products = {k: (next(rest), next(rest)) for k in sorted(batched)}
+        accumulated, per_step = iter(accumulated), iter(per_step)
+        out, k = list(carry_grads), 0
         for i, (c, need) in enumerate(zip(self.closed, closed_needs)):
             if not need:
                 out.append(None)
             elif i in sliced:  # stacked from the last step to the first
                 out.append(OPS["flip"](next(per_step), (0,)))
             else:
-                out.append(next(accumulated))
+                out.append(_one_product(*products[k]) if k in products else next(accumulated))
+                k += 1
         return tuple(out)
 
 
-def _vjp_body(outer, env, body: ScanBody, init, closed, saved, output_grads, closed_needs, length) -> ScanBody:
+def _one_product(lhs, rhs):
+    """``sum over t of lhs[t]^T @ rhs[t]`` as one GEMM over all steps (NOTE: [scan in the joint graph])."""
+    lhs = ops_api.reshape(lhs, (-1, lhs._sizes[-1]))
+    rhs = ops_api.reshape(rhs, (-1, rhs._sizes[-1]))
+    return ops_api.mm(ops_api.transpose(lhs, 0, 1), rhs)
+
+
+def _weight_product(grad):
+    """``(a, b)`` when a step's gradient is ``a^T @ b`` of two matrices (a weight's), else None."""
+    node = getattr(grad, "node", None)
+    if node is None or getattr(node.target, "name", None) != "mm":
+        return None
+    left, right = node.args
+    if getattr(left, "op", None) != "call_function" or getattr(left.target, "name", None) != "transpose":
+        return None
+    if tuple(left.args[1:]) not in ((-2, -1), (-1, -2), (0, 1), (1, 0)):
+        return None
+    inner = left.args[0]
+    metas = [getattr(n, "meta", {}).get("val") for n in (inner, right)]
+    if not all(isinstance(m, TensorMeta) and m.ndim == 2 for m in metas):
+        return None
+    return ProxyTensor.create(inner, metas[0]), ProxyTensor.create(right, metas[1])
+
+
+def _vjp_body(outer, env, body: ScanBody, init, closed, saved, output_grads, closed_needs, length) -> tuple:
     """The reverse scan's body: ``(t, *dcarry, *dacc, *saved, *dys, *closed, length) ->
     (*dcarry at step r, *dacc + the closed inputs' gradients at step r)``, ``r = length - 1 - t``."""
     tracer = type(outer)(env)
@@ -184,7 +214,10 @@ def _vjp_body(outer, env, body: ScanBody, init, closed, saved, output_grads, clo
                       OPS["zeros"](size=tuple(c._sizes), dtype=c._dtype, device=c._device) for c in carries]
         grads_of_closed = [grads.get(v.node) for i, (v, need) in enumerate(zip(closed_values, closed_needs))
                            if need and i not in sliced]
-        new_acc = [a if g is None else OPS["add"](a, g) for a, g in zip(dacc, grads_of_closed)]
+        pairs = {k: _weight_product(g) for k, g in enumerate(grads_of_closed)}
+        pairs = {k: pair for k, pair in pairs.items() if pair is not None}  # batched after the loop
+        new_acc = [a if g is None else OPS["add"](a, g) for k, (a, g) in enumerate(zip(dacc, grads_of_closed))
+                   if k not in pairs]
         step_grads = []
         for i, proxies in slices.items():
             total = None
@@ -194,14 +227,20 @@ def _vjp_body(outer, env, body: ScanBody, init, closed, saved, output_grads, clo
             if total is None:
                 total = OPS["zeros"](size=tuple(proxies[0]._sizes), dtype=proxies[0]._dtype, device=proxies[0]._device)
             step_grads.append(total)
-        graph.output(tuple(tracer._nodes(v) for v in new_dcarry + new_acc + step_grads))
+        products = [m for k in sorted(pairs) for m in pairs[k]]
+        graph.output(tuple(tracer._nodes(v) for v in new_dcarry + new_acc + step_grads + products))
+        graph.eliminate_dead_code()
+        for k in pairs:
+            graph.erase_node(dacc_phs[k])
     finally:
         TRACING.tracer = previous
         tracer.recording = False
         env.guards[:] = env.guards[:n_guards] + [g for g in env.guards[n_guards:] if symbol not in g.symbols()]
         for table in (env.hints, env.ranges, env.sources):
             table.pop(symbol, None)
-    return ScanBody(GraphModule({}, graph, class_name="ScanBodyBackward"), body.n_carry + len(acc), len(slices))
+    reverse = ScanBody(GraphModule({}, graph, class_name="ScanBodyBackward"), body.n_carry + len(acc) - len(pairs),
+                       len(slices) + 2 * len(pairs))
+    return reverse, set(pairs)
 
 
 def step_sliced(body: ScanBody) -> dict:
