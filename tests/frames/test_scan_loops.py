@@ -233,3 +233,22 @@ def test_compiled_backward_through_the_scan_on_numpy_equals_eager():
         for p, g in zip(model.parameters(), wanted):
             np.testing.assert_allclose(p.grad.numpy(), g.numpy(), rtol=1e-4, atol=1e-5)
         model.zero_grad()
+
+
+def _reads_its_list(x, h):
+    outs = []
+    for t in range(x.size(0)):
+        h = dl.tanh(x[t] + h) + (outs[-1] if len(outs) > 0 else 0)
+        outs.append(h)
+    return dl.stack(outs)
+
+
+def test_a_body_reading_its_output_list_is_unrolled_and_equal(caplog):
+    compiled = dl.compile(_reads_its_list, backend="eager", dynamic=True)
+    before = dl.stats()
+    with caplog.at_level(logging.DEBUG, logger="dynamo_lite.dynamic"):
+        for T in (3, 5):
+            x, h = dl.randn(T, 4), dl.randn(4)
+            assert_equal_values(compiled(x, h), _reads_its_list(x, h))
+    assert_compiled(before, dl.stats())
+    assert "reads a list it appends to" in caplog.text

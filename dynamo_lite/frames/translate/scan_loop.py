@@ -107,6 +107,34 @@ def _body_names(instructions, first: int, last: int) -> set:
     return stored
 
 
+_LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST")
+
+
+def _only_appended(instructions, first: int, last: int, name: str) -> bool:
+    """Whether the body uses list ``name`` only to append to it (``name.append(v)`` or
+    ``name += [v]``): a body that reads it (``len``, ``[-1]``) would see one step's length."""
+    for index in range(first, last + 1):
+        ins = instructions[index]
+        names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+        if ins.opname not in _LOADS or name not in names:
+            continue
+        if ins.opname == "LOAD_FAST_LOAD_FAST" and names[-1] == name:
+            return False  # loaded as the second value: an argument of something
+        after = [i.opname for i in instructions[index + 1:index + 5]]
+        argvals = [i.argval for i in instructions[index + 1:index + 5]]
+        if after and after[0] in ("LOAD_ATTR", "LOAD_METHOD") and argvals[0] == "append":
+            continue
+        if "BUILD_LIST" in after:
+            at = after.index("BUILD_LIST")
+            built = instructions[index + 1 + at]
+            following = instructions[index + 2 + at] if index + 2 + at <= last else None
+            if built.argval == 1 and following is not None and following.opname == "BINARY_OP" and \
+                    following.argrepr == "+=":
+                continue
+        return False
+    return True
+
+
 def _flatten(value) -> list | None:
     """The tensors of a carry (a tensor or nested tuples of them), or None."""
     if isinstance(value, TensorVariable):
@@ -192,7 +220,8 @@ def _scan(tx, ins, index: int, length: SymInt, key, iterator) -> None:
         except Exception as exc:  # Unsupported, GraphBreak, an error of the program: unroll instead
             reason = getattr(exc, "reason", exc)
             raise ScanRejected(f"the body cannot be traced once: {getattr(reason, 'reason', reason)}") from None
-        plan = _analyse(tx, saved_locals, saved_stack, lists, carries, stand_ins, checkpoint, step, exit_index)
+        plan = _analyse(tx, saved_locals, saved_stack, lists, carries, stand_ins, checkpoint, step, exit_index,
+                        (for_iter + 1, last))
         _check_step_guards(env, n_guards, step, length, replacements, n_symbols)
     except BaseException:
         _undo(tx, output, env, checkpoint, step, n_guards, saved_locals, saved_stack, saved_heads, saved_with)
@@ -212,7 +241,8 @@ def _scan(tx, ins, index: int, length: SymInt, key, iterator) -> None:
     tx.pc += compat.FOR_ITER_EXIT_SKIP
 
 
-def _analyse(tx, saved_locals, saved_stack, lists, carries, stand_ins, checkpoint, step, exit_index) -> dict:
+def _analyse(tx, saved_locals, saved_stack, lists, carries, stand_ins, checkpoint, step, exit_index,
+             body_range: tuple) -> dict:
     """What the traced body produced: the new carries and the per-step outputs (or ScanRejected)."""
     output, env = tx.output, tx.output.shape_env
     if len(tx.stack) != len(saved_stack) or any(a is not b for a, b in zip(tx.stack, saved_stack)):
@@ -241,6 +271,10 @@ def _analyse(tx, saved_locals, saved_stack, lists, carries, stand_ins, checkpoin
         items = variable.items
         if len(items) == before:
             continue
+        names = [name for name, value in saved_locals.items() if value is variable]
+        first, last = body_range
+        if len(names) != 1 or not _only_appended(tx.instructions, first, last, names[0]):
+            raise ScanRejected("the body reads a list it appends to (or reaches it by another name)")
         if before != 0 or len(items) != 1 or not isinstance(items[0], TensorVariable):
             raise ScanRejected("a list the body appends to is not empty before the loop, or gets more than one "
                                "tensor per step")
