@@ -252,3 +252,20 @@ def test_a_body_reading_its_output_list_is_unrolled_and_equal(caplog):
             assert_equal_values(compiled(x, h), _reads_its_list(x, h))
     assert_compiled(before, dl.stats())
     assert "reads a list it appends to" in caplog.text
+
+
+def _break_after_the_loop(x, h):
+    outs = []
+    for t in range(x.size(0)):
+        h = dl.tanh(x[t] + h)
+        outs.append(h)
+    print("steps done")  # a graph break with the list still live
+    return dl.stack(outs) * 2
+
+
+def test_a_graph_break_after_the_loop_with_the_list_live_unrolls_it(capsys):
+    compiled = dl.compile(_break_after_the_loop, backend="eager", dynamic=True)
+    x, h = dl.randn(4, 3), dl.randn(3)
+    before = dl.stats()
+    assert_equal_values(compiled(x, h), _break_after_the_loop(x, h))
+    assert_compiled(before, dl.stats(), expect_breaks=1)

@@ -170,7 +170,7 @@ def _convert(request: FrameRequest, output: OutputGraph) -> CacheEntry:
             builder.begin("break")
             plan.emit(builder, request.hook)
     except Unsupported as exc:
-        if plan is None:
+        if plan is None or isinstance(exc, ScanUnfit):  # a scanned list kept past the graph: unroll its loop
             raise
         raise Unsupported(f"{reason.reason} (and the frame cannot resume after it: {exc.reason})",
                           reason.filename, reason.lineno, reason.hint) from exc
