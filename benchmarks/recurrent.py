@@ -57,9 +57,12 @@ def _dl_variants(sizes: tuple, backends: list) -> dict:
 
     variants = {"dl eager forward": forward(model), "dl eager fwd+bwd": training(model)}
     for backend in backends:
-        compiled = dl.compile(model, backend=backend)
-        variants[f"dl compiled[{backend}] forward"] = forward(compiled)
-        variants[f"dl compiled[{backend}] fwd+bwd"] = training(compiled)
+        # static: the first compile of one length (the loop unrolled); scan: symbolic length
+        # (what every later length gets under dynamic=None), one scan node.
+        for label, dynamic in (("static", False), ("scan", True)):
+            compiled = dl.compile(model, backend=backend, dynamic=dynamic)
+            variants[f"dl {backend} {label} forward"] = forward(compiled)
+            variants[f"dl {backend} {label} fwd+bwd"] = training(compiled)
     return variants
 
 
@@ -120,6 +123,7 @@ def main() -> None:
     print(f"LSTM layer as a loop: input {sizes[0]}, hidden {sizes[1]}, batch {sizes[2]}, T {sizes[3]}; "
           f"1 thread; median of {args.rounds} interleaved rounds")
     print(f"{'variant':34} {'ms':>9} {'x dl eager':>10} {'spread':>7}")
+    print("(static: the loop unrolled for this length; scan: one graph for every length)")
     for name, timing in medians.items():
         kind = "forward" if name.endswith("forward") else "fwd+bwd"
         print(f"{name:34} {timing.median * 1e3:9.2f} {timing.median / eager[kind]:10.2f} {timing.spread:7.2f}")

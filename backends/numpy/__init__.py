@@ -15,6 +15,7 @@ from ..report_notes import record_fused_groups
 from .blocking import DEFAULT_BLOCK_BYTES
 from .compiler import MAX_SIGNATURES, Program, Specializations
 from .runtime import BlockWorkers
+from .scan import compile_scan_bodies
 
 __all__ = ["BlockWorkers", "DEFAULT_BLOCK_BYTES", "MAX_SIGNATURES", "NumpyBackend", "Program", "Specializations", "numpy_backend"]
 
@@ -45,6 +46,7 @@ class NumpyBackend:
         self.workers = BlockWorkers(self.threads)
 
     def __call__(self, gm, example_inputs):
+        compile_scan_bodies(gm, self)  # NOTE: [numpy scan bodies]
         specializations = Specializations(gm, self.block_bytes, self.workers)
         function = specializations.build(list(example_inputs), propagate=False)
         program = specializations.programs[-1] if specializations.programs else None

@@ -269,3 +269,20 @@ def test_a_graph_break_after_the_loop_with_the_list_live_unrolls_it(capsys):
     before = dl.stats()
     assert_equal_values(compiled(x, h), _break_after_the_loop(x, h))
     assert_compiled(before, dl.stats(), expect_breaks=1)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_numpy_backend_compiles_the_scan_body_once(name):
+    from dynamo_lite.backends.numpy.scan import NumpyScanRunner
+
+    make, inputs = MODELS[name]
+    model = make()
+    args = inputs(6)
+    with dl.no_grad():
+        out = dl.explain(model, backend="numpy", dynamic=True)(*args)
+        compiled_gm = next(iter(out.compiled.values()))[0]  # the graph module the backend compiled
+        scan_node = next(n for n in compiled_gm.graph.nodes if is_scan(n))
+        runner = scan_node.args[0].run
+        assert isinstance(runner, NumpyScanRunner) and runner.function is not None
+        assert "_step" in runner.gm.code and "t" not in [n.name for n in runner.gm.graph.nodes]
+        assert_equal_values(out.result, model(*args), rtol=1e-5, atol=1e-6)

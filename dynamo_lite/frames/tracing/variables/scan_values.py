@@ -202,6 +202,8 @@ def symbolic_int_subscript(tx, tensor: TensorVariable, key: VariableTracker):
     if any(isinstance(i, SymIntVariable) or not isinstance(i, ConstantVariable) for i in rest):
         return None
     rest_key = tuple(i.value for i in rest)
+    while rest_key and rest_key[-1] == full:  # x[:, t, :]: trailing full slices index nothing
+        rest_key = rest_key[:-1]
 
     def select(x, index):
         picked = ops.squeeze(ops.narrow(x, at, index, 1), at)  # select() would read the index's value

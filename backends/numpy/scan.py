@@ -1,0 +1,111 @@
+"""Scan bodies on the numpy backend: each body compiled once as numpy code, called per step.
+
+NOTE: [numpy scan bodies] The numpy backend generates code for registry ops only, so a graph
+with a ``scan`` node runs node by node; what matters is the body, which runs once per step.
+Each body is compiled by the same backend on its first step: the step index would be an
+int input (a new plan per value), so the body is first rewritten to take each input it
+reads only as its step's slice (``x[t]``, ``x[:, t]``) as that slice, which the runner
+passes as a view; a body that still uses the step otherwise keeps running as Python. The
+compiled function serves every step (the carries and slices have one geometry) and every
+length.
+"""
+from __future__ import annotations
+
+from dynamo_lite.graph.graph_module import GraphModule
+from dynamo_lite.graph.scan import ScanBody, is_scan
+from dynamo_lite.ops import api as ops
+
+
+def _sliced_inputs(graph, n_carry: int):
+    """``{closed index: (dim, [squeeze nodes])}`` for closed inputs read only as step slices, and
+    whether the step is used by nothing else."""
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    step = placeholders[0]
+    found, slice_users = {}, set()
+    for i, ph in enumerate(placeholders[1 + n_carry:]):
+        squeezes, dims = [], set()
+        for user in ph.users:
+            if getattr(user.target, "name", None) != "narrow" or user.args[2] is not step or user.args[3] != 1:
+                squeezes = None
+                break
+            dim = user.args[1]
+            if not all(getattr(u.target, "name", None) == "squeeze" and u.args[1] in ((dim,), dim) for u in user.users):
+                squeezes = None
+                break
+            dims.add(dim)
+            squeezes += list(user.users)
+            slice_users.add(user)
+        if squeezes and len(dims) == 1:
+            found[i] = (dims.pop(), squeezes)
+    only_slices = all(user in slice_users for user in step.users)
+    return found, only_slices
+
+
+def _without_step(body: ScanBody):
+    """``(graph, {closed index: dim}, plan)``: the body taking slices in place of the sliced
+    inputs and no step (``plan``: what each of its placeholders gets), or None."""
+    graph = body.gm.graph.copy()
+    sliced, only_slices = _sliced_inputs(graph, body.n_carry)
+    if not only_slices:
+        return None
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    step, closed = placeholders[0], placeholders[1 + body.n_carry:]
+    source = {ph: ("carry", k) for k, ph in enumerate(placeholders[1:1 + body.n_carry])}
+    source.update((ph, ("closed", i)) for i, ph in enumerate(closed))
+    for i, (dim, squeezes) in sliced.items():
+        row = graph.placeholder(f"{closed[i].name}_step")
+        row.meta = dict(squeezes[0].meta)
+        source[row] = ("slice", i)
+        for squeeze in squeezes:
+            squeeze.replace_all_uses_with(row)
+    graph.eliminate_dead_code()
+    for i in sliced:
+        if not closed[i].users:
+            graph.erase_node(closed[i])
+    if step.users:
+        return None
+    graph.erase_node(step)
+    plan = tuple(source[ph] for ph in graph.nodes if ph.op == "placeholder")
+    return graph, {i: dim for i, (dim, _) in sliced.items()}, plan
+
+
+class NumpyScanRunner:
+    """``run(t, *carries, *closed)`` of a scan body whose compiled numpy code takes the
+    step's slices in place of the sliced inputs (see NOTE: [numpy scan bodies])."""
+
+    def __init__(self, backend, graph, sliced: dict, plan: tuple, n_carry: int):
+        self.backend, self.gm = backend, GraphModule({}, graph, "ScanBodyNumpy")
+        self.sliced, self.plan, self.n_carry = sliced, plan, n_carry
+        self.function = None
+
+    def __call__(self, t, *values):
+        carries, closed = values[:self.n_carry], values[self.n_carry:]
+        args = []
+        for kind, i in self.plan:
+            if kind == "carry":
+                args.append(carries[i])
+            elif kind == "closed":
+                args.append(closed[i])
+            else:  # a copy at offset 0: a view's offset changes every step, and the compiled
+                # code is planned per input geometry (offset included)
+                args.append(ops.clone(ops.select(closed[i], self.sliced[i], t)))
+        if self.function is None:
+            self.function = self.backend(self.gm, args)
+        return self.function(*args)
+
+
+def compile_scan_bodies(gm, backend) -> None:
+    """Give every scan node of ``gm`` a body compiled by ``backend`` (in place; recompiles ``gm``)."""
+    changed = False
+    for node in gm.graph.nodes:
+        if not is_scan(node) or node.args[0].run is not node.args[0].gm:
+            continue
+        body = node.args[0]
+        rewritten = _without_step(body)
+        if rewritten is None:
+            continue
+        graph, sliced, plan = rewritten
+        node.update_arg(0, body.with_runner(NumpyScanRunner(backend, graph, sliced, plan, body.n_carry)))
+        changed = True
+    if changed:
+        gm.recompile()
