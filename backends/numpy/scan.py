@@ -17,26 +17,27 @@ from dynamo_lite.ops import api as ops
 
 
 def _sliced_inputs(graph, n_carry: int):
-    """``{closed index: (dim, [squeeze nodes])}`` for closed inputs read only as step slices, and
-    whether the step is used by nothing else."""
+    """``{closed index: (dim, [squeeze nodes], [size nodes])}`` for closed inputs read only as step
+    slices (and sizes of their other dims), and whether the step is used by nothing else."""
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     step = placeholders[0]
     found, slice_users = {}, set()
     for i, ph in enumerate(placeholders[1 + n_carry:]):
-        squeezes, dims = [], set()
-        for user in ph.users:
-            if getattr(user.target, "name", None) != "narrow" or user.args[2] is not step or user.args[3] != 1:
-                squeezes = None
-                break
-            dim = user.args[1]
-            if not all(getattr(u.target, "name", None) == "squeeze" and u.args[1] in ((dim,), dim) for u in user.users):
-                squeezes = None
-                break
-            dims.add(dim)
-            squeezes += list(user.users)
-            slice_users.add(user)
-        if squeezes and len(dims) == 1:
-            found[i] = (dims.pop(), squeezes)
+        narrows = [u for u in ph.users if getattr(u.target, "name", None) == "narrow"]
+        sizes = [u for u in ph.users if getattr(u.target, "__name__", None) == "sym_size"]
+        dims = {u.args[1] for u in narrows}
+        if not narrows or len(narrows) + len(sizes) != len(ph.users) or len(dims) != 1:
+            continue
+        dim = dims.pop()
+        if any(u.args[0] is not ph or u.args[2] is not step or u.args[3] != 1 for u in narrows):
+            continue
+        squeezes = [s for u in narrows for s in u.users]
+        if not all(getattr(u.target, "name", None) == "squeeze" and u.args[1] in ((dim,), dim) for u in squeezes):
+            continue
+        if any(u.args[1] == dim for u in sizes):
+            continue
+        found[i] = (dim, squeezes, sizes)
+        slice_users.update(narrows)
     only_slices = all(user in slice_users for user in step.users)
     return found, only_slices
 
@@ -52,12 +53,16 @@ def _without_step(body: ScanBody):
     step, closed = placeholders[0], placeholders[1 + body.n_carry:]
     source = {ph: ("carry", k) for k, ph in enumerate(placeholders[1:1 + body.n_carry])}
     source.update((ph, ("closed", i)) for i, ph in enumerate(closed))
-    for i, (dim, squeezes) in sliced.items():
+    for i, (dim, squeezes, sizes) in sliced.items():
         row = graph.placeholder(f"{closed[i].name}_step")
         row.meta = dict(squeezes[0].meta)
         source[row] = ("slice", i)
         for squeeze in squeezes:
             squeeze.replace_all_uses_with(row)
+        for size in sizes:  # the same size, read from the slice (one dim fewer)
+            k = size.args[1] if size.args[1] >= 0 else size.args[1] + len(closed[i].meta["val"]._sizes)
+            size.update_arg(0, row)
+            size.update_arg(1, k if k < dim else k - 1)
     graph.eliminate_dead_code()
     for i in sliced:
         if not closed[i].users:
@@ -66,7 +71,7 @@ def _without_step(body: ScanBody):
         return None
     graph.erase_node(step)
     plan = tuple(source[ph] for ph in graph.nodes if ph.op == "placeholder")
-    return graph, {i: dim for i, (dim, _) in sliced.items()}, plan
+    return graph, {i: dim for i, (dim, _, _) in sliced.items()}, plan
 
 
 class NumpyScanRunner:

@@ -88,14 +88,18 @@ class ScanVJP:
                  for g, p in zip(grads, self.produced)]
         n_init = len(self.init)
         closed_needs = self.needs[n_init:]
-        sliced = step_sliced(self.body)
+        sliced, flipped = step_sliced(self.body)
         accumulate = [c for i, (c, need) in enumerate(zip(self.closed, closed_needs)) if need and i not in sliced]
         reverse, batched = _vjp_body(tracer, tracer.shape_env, self.body, self.init, self.closed, self.saved,
-                                     grads[n_carry:], closed_needs, self.length)
+                                     grads[n_carry:], closed_needs, self.length, flipped)
         zeros = [OPS["zeros"](size=tuple(c._sizes), dtype=c._dtype, device=c._device)
                  for k, c in enumerate(accumulate) if k not in batched]
         init_bwd = tuple(grads[:n_carry]) + tuple(zeros)
-        closed_bwd = tuple(self.saved) + tuple(grads[n_carry:]) + tuple(self.closed) + (self.length,)
+        saved, dys, closed = list(self.saved), list(grads[n_carry:]), list(self.closed)
+        if flipped:  # every step-indexed input reversed: the reverse scan reads them at its own step
+            saved, dys = [OPS["flip"](v, (0,)) for v in saved], [OPS["flip"](v, (0,)) for v in dys]
+            closed = [OPS["flip"](c, (sliced[i][0],)) if i in sliced else c for i, c in enumerate(closed)]
+        closed_bwd = tuple(saved) + tuple(dys) + tuple(closed) + (self.length,)
         metas = scan_meta(reverse, self.length, to_metas(init_bwd), to_metas(closed_bwd))
         node = tracer.graph.call_function(scan, (reverse, tracer._nodes(self.length), tracer._nodes(init_bwd),
                                                  tracer._nodes(closed_bwd)))
@@ -110,8 +114,8 @@ class ScanVJP:
         for i, (c, need) in enumerate(zip(self.closed, closed_needs)):
             if not need:
                 out.append(None)
-            elif i in sliced:  # stacked from the last step to the first
-                out.append(OPS["flip"](next(per_step), (0,)))
+            elif i in sliced:  # stacked from the last step to the first, along a new dim 0
+                out.append(ops_api.movedim(OPS["flip"](next(per_step), (0,)), 0, sliced[i][0]))
             else:
                 out.append(_one_product(*products[k]) if k in products else next(accumulated))
                 k += 1
@@ -142,14 +146,15 @@ def _weight_product(grad):
     return ProxyTensor.create(inner, metas[0]), ProxyTensor.create(right, metas[1])
 
 
-def _vjp_body(outer, env, body: ScanBody, init, closed, saved, output_grads, closed_needs, length) -> tuple:
+def _vjp_body(outer, env, body: ScanBody, init, closed, saved, output_grads, closed_needs, length,
+              flipped: bool) -> tuple:
     """The reverse scan's body: ``(t, *dcarry, *dacc, *saved, *dys, *closed, length) ->
     (*dcarry at step r, *dacc + the closed inputs' gradients at step r)``, ``r = length - 1 - t``."""
     tracer = type(outer)(env)
     graph = tracer.graph
     step_ph = graph.placeholder("t")
     dcarry_phs = [graph.placeholder(f"dcarry_{i}") for i in range(body.n_carry)]
-    sliced = step_sliced(body)
+    sliced, _ = step_sliced(body)
     acc = [c for i, (c, need) in enumerate(zip(closed, closed_needs)) if need and i not in sliced]
     dacc_phs = [graph.placeholder(f"dacc_{i}") for i in range(len(acc))]
     saved_phs = [graph.placeholder(f"saved_{i}") for i in range(len(saved))]
@@ -162,7 +167,7 @@ def _vjp_body(outer, env, body: ScanBody, init, closed, saved, output_grads, clo
     n_guards = len(env.guards)
     env.hints[symbol], env.ranges[symbol], env.sources[symbol] = 0, (0, INF), "a reverse scan's step"
     r = SymInt(Expr.symbol(symbol), env)
-    tracer.sym_nodes.nodes[Expr.symbol(symbol)] = r_node
+    tracer.sym_nodes.nodes[Expr.symbol(symbol)] = step_ph if flipped else r_node
     tracer.sym_nodes.nodes[env.simplify(length.expr if type(length) is SymInt else Expr.constant(length))] = length_ph
     for ph, value in zip(dcarry_phs + saved_phs + closed_phs, list(init) + list(saved) + list(closed)):
         if isinstance(value, ProxyTensor):
@@ -189,7 +194,7 @@ def _vjp_body(outer, env, body: ScanBody, init, closed, saved, output_grads, clo
             if need and i not in sliced:
                 tracer.requires_grad.add(value.node)
         slices = {i: [] for i in sliced if closed_needs[i]}
-        slice_nodes = {n: i for i, nodes in sliced.items() if i in slices for n in nodes}
+        slice_nodes = {n: i for i, (_, nodes) in sliced.items() if i in slices for n in nodes}
         env_map, outputs = {}, None
         body_placeholders = [n for n in body.gm.graph.nodes if n.op == "placeholder"]
         for n, value in zip(body_placeholders, [r, *carries, *closed_values]):
@@ -243,25 +248,30 @@ def _vjp_body(outer, env, body: ScanBody, init, closed, saved, output_grads, clo
     return reverse, set(pairs)
 
 
-def step_sliced(body: ScanBody) -> dict:
-    """Closed inputs the body reads only as their step's rows (``squeeze(narrow(x, 0, t, 1), 0)``):
-    closed index -> those squeeze nodes. Their gradient is one slice per step, stacked by the
-    reverse scan, not a sum carried over the steps."""
+def step_sliced(body: ScanBody) -> tuple:
+    """``({closed index: (dim, squeeze nodes)}, only)``: closed inputs the body reads only as their
+    step's slice (``squeeze(narrow(x, dim, t, 1), dim)``), and whether the step is used for
+    nothing else. Their gradient is one slice per step, stacked by the reverse scan, not a
+    sum carried over the steps; when ``only``, the reverse scan reads every input flipped at
+    its own step (no ``length - 1 - t``)."""
     placeholders = [n for n in body.gm.graph.nodes if n.op == "placeholder"]
     step = placeholders[0]
-    found = {}
+    found, covered = {}, set()
     for i, ph in enumerate(placeholders[1 + body.n_carry:]):
-        squeezes = []
+        squeezes, dims = [], set()
         for user in ph.users:
-            if not (getattr(user.target, "name", None) == "narrow" and user.args[1:] == (0, step, 1)
-                    and all(getattr(u.target, "name", None) == "squeeze" and u.args[1:] in (((0,),), (0,))
-                            for u in user.users)):
+            if not (getattr(user.target, "name", None) == "narrow" and user.args[0] is ph and user.args[2] is step
+                    and user.args[3] == 1 and all(getattr(u.target, "name", None) == "squeeze"
+                                                  and u.args[1] in ((user.args[1],), user.args[1])
+                                                  for u in user.users)):
                 squeezes = None
                 break
+            dims.add(user.args[1])
             squeezes += list(user.users)
-        if squeezes:
-            found[i] = squeezes
-    return found
+        if squeezes and len(dims) == 1:
+            found[i] = (dims.pop(), squeezes)
+            covered.update(ph.users)
+    return found, all(user in covered for user in step.users)
 
 
 def _backward(tracer, outputs: list, cotangents: list) -> dict:
