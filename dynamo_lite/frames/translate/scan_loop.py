@@ -376,7 +376,7 @@ def _undo(tx, output, env, checkpoint, step, n_guards, saved_locals, saved_stack
         output._by_tensor_id = {k: v for k, v in output._by_tensor_id.items() if id(v.proxy.node) not in ids}
         output.side_effects.rollback(checkpoint[1])
     else:
-        output.rollback(checkpoint)
+        _rollback_keeping_inputs(output, checkpoint)
     output.sym_nodes.nodes.pop(Expr.symbol(step), None)
     env.guards[:] = [g for g in env.guards if step not in g.symbols()]
     for table in (env.hints, env.ranges, env.sources):
@@ -388,6 +388,24 @@ def _undo(tx, output, env, checkpoint, step, n_guards, saved_locals, saved_stack
     tx.loop_heads.update(saved_heads)
     tx.with_heads.clear()
     tx.with_heads.update(saved_with)
+
+
+def _rollback_keeping_inputs(output, checkpoint) -> None:
+    """``output.rollback`` that keeps the graph inputs the body read first: containers of the
+    frame realized their items while the body ran (lazily, not journaled) and hold them, so
+    they stay inputs (unused ones cost nothing) and only the body's computations go."""
+    n_nodes, n_effects, n_rebinds, _ = checkpoint
+    erased = [n for n in output._nodes[n_nodes:] if n.op not in ("placeholder", "get_attr")]
+    for node in reversed(erased):
+        output.graph.erase_node(node)
+    ids = {id(n) for n in erased}
+    output._nodes = [n for n in output._nodes if id(n) not in ids]
+    output.side_effects.rollback(n_effects)
+    for proxy, node in reversed(output._rebinds[n_rebinds:]):
+        proxy.node = node
+    del output._rebinds[n_rebinds:]
+    output.sym_nodes.forget(ids)
+    output._by_tensor_id = {k: v for k, v in output._by_tensor_id.items() if id(v.proxy.node) not in ids}
 
 
 def _emit(tx, output, gm, length: SymInt, inits: list, closed: list, plan: dict, key) -> None:
