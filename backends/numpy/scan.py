@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dynamo_lite.graph.graph_module import GraphModule
 from dynamo_lite.graph.scan import ScanBody, is_scan
-from dynamo_lite.ops import api as ops
+from dynamo_lite.ops.core import api as ops
 
 
 def _sliced_inputs(graph, n_carry: int):

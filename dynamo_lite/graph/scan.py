@@ -10,7 +10,7 @@ scan_loop.py), so the graph is the same for every length. This module is the ref
 """
 from __future__ import annotations
 
-from ..ops import api as ops
+from ..ops.core import api as ops
 from ..tensor.layout import contiguous_strides
 from ..tensor.meta import TensorMeta
 from .graph_module import GraphModule

@@ -6,7 +6,7 @@ import numpy as np
 import dynamo_lite as dl
 from dynamo_lite.graph import Graph, GraphModule
 from dynamo_lite.graph.scan import ScanBody, is_scan, scan, scan_meta
-from dynamo_lite.ops.registry import REGISTRY
+from dynamo_lite.ops.core.registry import REGISTRY
 from dynamo_lite.tensor.meta import TensorMeta
 
 

@@ -17,9 +17,9 @@ import operator
 
 from ...graph.graph_module import GraphModule
 from ...graph.scan import ScanBody, scan, scan_meta
-from ...ops import api as ops_api
-from ...ops.dispatch import TRACING
-from ...ops.registry import REGISTRY
+from ...ops.core import api as ops_api
+from ...ops.core.dispatch import TRACING
+from ...ops.core.registry import REGISTRY
 from ...tensor.meta import TensorMeta
 from ...tensor.sym_expr import INF, Expr, Symbol
 from ...tensor.symint import SymInt

@@ -10,7 +10,7 @@ the last dim (``linear``, ``matmul``/``mm`` with a weight) when the step slices 
 from __future__ import annotations
 
 from ..tracing.proxy import ProxyTensor
-from ...ops import api as ops
+from ...ops.core import api as ops
 
 _PRODUCTS = {"linear": ops.linear, "matmul": ops.matmul, "mm": ops.matmul}
 

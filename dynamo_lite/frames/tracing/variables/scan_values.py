@@ -6,7 +6,7 @@ See NOTE: [scan] in graph/scan.py and NOTE: [loops traced once] in translate/sca
 from __future__ import annotations
 
 from ...errors import Unsupported
-from ....ops import api as ops
+from ....ops.core import api as ops
 from ....tensor.symint import SymInt
 from .base import ConstantVariable, SymIntVariable, VariableTracker
 from .containers import TupleVariable
