@@ -40,21 +40,27 @@ def load_zoo():
 
 
 # -- demo -------------------------------------------------------------------------------------
-def _as_tuple(value):
-    return value if isinstance(value, tuple) else (value,)
+def _outputs_match(expected, actual, rtol: float, atol: float) -> bool:
+    """Whether two model outputs agree: tensors within tolerance, containers item by item, the rest by ``==``."""
+    if isinstance(expected, dl.Tensor) or isinstance(actual, dl.Tensor):
+        if not (isinstance(expected, dl.Tensor) and isinstance(actual, dl.Tensor)):
+            return False
+        if expected.shape != actual.shape or expected.dtype != actual.dtype:
+            return False
+        return bool(np.allclose(actual.detach().numpy(), expected.detach().numpy(), rtol=rtol, atol=atol))
+    if isinstance(expected, (tuple, list)):
+        return (type(expected) is type(actual) and len(expected) == len(actual)
+                and all(_outputs_match(e, a, rtol, atol) for e, a in zip(expected, actual)))
+    if isinstance(expected, dict):
+        return (isinstance(actual, dict) and expected.keys() == actual.keys()
+                and all(_outputs_match(expected[k], actual[k], rtol, atol) for k in expected))
+    return type(expected) is type(actual) and expected == actual
 
 
 def check_against_eager(workload, compiled, model, inputs) -> str:
     """``"ok"`` if the compiled outputs match eager's within the workload's tolerance."""
-    expected, actual = _as_tuple(model(*inputs)), _as_tuple(compiled(*inputs))
-    if len(expected) != len(actual):
-        return "MISMATCH"
-    for e, a in zip(expected, actual):
-        if e.shape != a.shape or e.dtype != a.dtype:
-            return "MISMATCH"
-        if not np.allclose(a.detach().numpy(), e.detach().numpy(), rtol=workload.rtol, atol=workload.atol):
-            return "MISMATCH"
-    return "ok"
+    expected, actual = model(*inputs), compiled(*inputs)
+    return "ok" if _outputs_match(expected, actual, workload.rtol, workload.atol) else "MISMATCH"
 
 
 def demo(args) -> int:
