@@ -45,7 +45,7 @@ def render_page(explained, *, graphviz: bool = False) -> str:
     frames = explained.frames
     body = ["<h1>dynamo_lite compile report</h1>",
             f"<p>{len(frames)} frame translation(s), {explained.graph_count} graph(s), "
-            f"{explained.graph_break_count} graph break(s).</p>", _summary(frames)]
+            f"{explained.graph_break_count} graph break(s).</p>", _summary(frames, explained.break_reasons)]
     for index, frame in enumerate(frames):
         body.append(_frame_section(index, frame, graphviz))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -53,10 +53,11 @@ def render_page(explained, *, graphviz: bool = False) -> str:
             f"<style>{STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
-def _summary(frames) -> str:
+def _summary(frames, counted_breaks) -> str:
+    counted = {id(r) for r in counted_breaks}  # each break once (NOTE: [breaks counted once])
     rows = "".join(
         f"<tr><td><a href=\"#frame-{i}\">{i}</a></td><td>{escape(f.name)}</td><td>{f.entry_index}</td>"
-        f"<td>{len(f.report.graphs)}</td><td>{len(f.report.break_reasons)}</td>"
+        f"<td>{len(f.report.graphs)}</td><td>{sum(id(r) in counted for r in f.report.break_reasons)}</td>"
         f"<td>{f.trace_time_s * 1000:.1f}</td><td>{f.backend_time_s * 1000:.1f}</td>"
         f"<td>{escape(f.guard_failure or ('first entry' if f.entry_index == 0 else ''))}</td></tr>"
         for i, f in enumerate(frames))
@@ -106,8 +107,8 @@ def _source_lines(code) -> list:
 
 def _source_table(code, break_reasons) -> str:
     reasons: dict = {}
-    for reason in break_reasons:
-        reasons.setdefault(reason.lineno, []).append(reason)
+    for reason in break_reasons:  # a callee's break is shown at the line that calls it
+        reasons.setdefault(reason.lineno if reason.callee is None else reason.call_lineno, []).append(reason)
     lines = _source_lines(code)
     if not any(text for _, text in lines):
         listed = "".join(f"<li>{escape(str(r))}</li>" for r in break_reasons)
@@ -115,14 +116,21 @@ def _source_table(code, break_reasons) -> str:
     rows = []
     for number, text in lines:
         here = reasons.pop(number, [])
-        said = "<br>".join(
-            f"graph break: {escape(r.reason)} ({escape(f'{r.filename}:{r.lineno}')}: <code>{escape(r.source_line)}</code>)"
-            + (f"<br>hint: {escape(r.hint)}" if r.hint else "") for r in here)
+        said = "<br>".join(_break_text(r) for r in here)
         rows.append(f"<tr class=\"{'break' if here else 'src'}\"><td class=\"lineno\">{number}</td>"
                     f"<td>{escape(text)}</td><td class=\"reason\">{said}</td></tr>")
     elsewhere = "".join(f"<li>{escape(str(r))}</li>" for rs in reasons.values() for r in rs)
     table = f"<div class=\"scroll\"><table class=\"code\">{''.join(rows)}</table></div>"
-    return table + (f"<p>Breaks in other files (inlined callees):</p><ul>{elsewhere}</ul>" if elsewhere else "")
+    return table + (f"<p>Breaks in inlined callees defined elsewhere:</p><ul>{elsewhere}</ul>" if elsewhere else "")
+
+
+def _break_text(r) -> str:
+    where = f"{escape(f'{r.filename}:{r.lineno}')}: <code>{escape(r.source_line)}</code>"
+    hint = f"<br>hint: {escape(r.hint)}" if r.hint else ""
+    if r.callee is not None:
+        return (f"calls {escape(r.callee)}, which runs eagerly here and compiles as its own frame; the break "
+                f"inside it is counted there: {escape(r.reason)} ({where})")
+    return f"graph break: {escape(r.reason)} ({where}){hint}"
 
 
 def _picture(gm, title: str, graphviz: bool) -> str:
