@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import linecache
 import shutil
+from collections import Counter
 from html import escape
 
+from ..graph.node import format_target
 from ..graph.printing import format_tabular, render_svg, to_dot
 from ..graph.svg import to_svg
 from .bytecode.columns import aligned_rows
@@ -18,7 +20,11 @@ pre { background: #f6f8fa; padding: .6em; overflow: auto; }
 table { border-collapse: collapse; } td, th { padding: 1px 8px; text-align: left; vertical-align: top; }
 table.nodes td, table.nodes th, table.summary td, table.summary th { border: 1px solid #dde; }
 table.code td { white-space: pre; }
-tr.break { background: #fde2e1; } td.reason { color: #a4282b; white-space: normal; font-family: system-ui, sans-serif; }
+tr.break { background: #fde2e1; }
+td.reason { color: #a4282b; white-space: normal; overflow-wrap: anywhere; min-width: 22em; max-width: 42em;
+            font-family: system-ui, sans-serif; }
+details > summary { cursor: pointer; color: #36c; margin: .4em 0; }
+table.histogram td.count { text-align: right; }
 td.lineno { color: #889; text-align: right; }
 tr.insert td.rewritten, tr.replace td.rewritten { background: #e6ffed; }
 tr.delete td.original, tr.replace td.original { background: #ffeef0; }
@@ -85,7 +91,9 @@ def _frame_section(index, frame, graphviz: bool) -> str:
                   "<h3>Nodes</h3>", _node_table(gm)]
         if getattr(gm, "backend_code", None):
             parts += ["<h3>Backend code</h3>", f"<div class=\"scroll\"><pre>{escape(gm.backend_code)}</pre></div>"]
-    parts += ["<h3>Guards</h3>", f"<pre>{escape(report.guards or '(none)')}</pre>"]
+    guards = [line for line in (report.guards or "").splitlines() if line.strip()]
+    parts += ["<h3>Guards</h3>", f"<details class=\"guards\"><summary>{len(guards)} guard(s): when this "
+              f"translation is reused (click to show)</summary><pre>{escape(report.guards or '(none)')}</pre></details>"]
     if report.transformed_code is not None:
         parts += ["<h3>Bytecode: original | rewritten</h3>", _bytecode_columns(code, report.transformed_code)]
         for resume, origin in report.resume_codes:
@@ -133,7 +141,34 @@ def _break_text(r) -> str:
     return f"graph break: {escape(r.reason)} ({where}){hint}"
 
 
+#: Graphs with more nodes than this are shown as a summary, the full picture folded behind a click.
+SUMMARY_NODES = 40
+#: How many nodes a summary lists from each end of the graph.
+SUMMARY_ENDS = 6
+
+
 def _picture(gm, title: str, graphviz: bool) -> str:
+    picture = _full_picture(gm, title, graphviz)
+    nodes = list(gm.graph.nodes)
+    if len(nodes) <= SUMMARY_NODES:
+        return picture
+    return (_graph_summary(nodes) + f"<details class=\"picture\"><summary>the whole graph drawn "
+            f"({len(nodes)} nodes; click to show)</summary>{picture}</details>")
+
+
+def _graph_summary(nodes) -> str:
+    """A large graph in words: how many nodes of each op, and its first and last nodes."""
+    histogram = Counter(node.op if node.op in ("placeholder", "get_attr", "output") else format_target(node.target)
+                        for node in nodes)
+    rows = "".join(f"<tr><td>{escape(str(op))}</td><td class=\"count\">{count}</td></tr>"
+                   for op, count in histogram.most_common())
+    ends = [n.format_node() for n in nodes[:SUMMARY_ENDS]] + ["..."] + [n.format_node() for n in nodes[-SUMMARY_ENDS:]]
+    return (f"<p class=\"note\">{len(nodes)} nodes: a summary (ops by count; the first and last nodes).</p>"
+            f"<table class=\"histogram summary\"><tr><th>op</th><th>nodes</th></tr>{rows}</table>"
+            f"<pre class=\"ends\">{escape(chr(10).join(ends))}</pre>")
+
+
+def _full_picture(gm, title: str, graphviz: bool) -> str:
     if graphviz and shutil.which("dot"):
         svg = render_svg(to_dot(gm.graph))
         return svg[svg.index("<svg"):]  # drop the XML prolog and the DOCTYPE (an external DTD)
