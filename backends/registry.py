@@ -106,6 +106,12 @@ def register_backend(name=None, compiler: Callable | None = None, *, devices=ALL
     return register if compiler is None else register(compiler)
 
 
+def upper_tier(base: str) -> str | None:
+    """The name of the tier ``"auto"`` moves ``base``'s hot graphs to (None: none)."""
+    tier = _TIERS.get(base)
+    return None if tier is None else tier.name
+
+
 def register_tier(base: str, tier: Tier | None) -> None:
     """Make ``"auto"`` run ``base``'s functions until ``tier`` has built its own (None: no tier).
 

@@ -19,6 +19,7 @@ import types
 import numpy as np
 
 import dynamo_lite as dl
+from dynamo_lite.backends.registry import upper_tier
 from dynamo_lite.demo_train import TASKS, demo_train
 
 
@@ -72,6 +73,8 @@ def demo(args) -> int:
     names = args.workloads.split(",") if args.workloads else list(models.WORKLOADS)
     backend = args.backend
     chosen = dl.backends.AUTO.choose([]) if backend == "auto" else backend
+    tier = upper_tier(chosen) if backend == "auto" else None
+    chosen += f", {tier} once a graph is hot" if tier else ""
     print(f"dynamo_lite demo: backend {backend!r} ({chosen}), Python {sys.version.split()[0]}, NumPy {np.__version__}, "
           f"{os.cpu_count()} CPUs; medians of {args.rounds} interleaved rounds")
     header = f"{'workload':26s} {'graphs':>6s} {'compile ms':>10s} {'eager ms':>10s} {'compiled ms':>11s} {'speedup':>8s}  check"

@@ -18,7 +18,7 @@ def test_demo_prints_the_table_and_checks_against_eager(capsys):
     assert set(rows) == {"tiny_fn", "lstm_cell"}
     for row in rows.values():
         assert row[1] == "1" and row[-1] == "ok" and row[-2].endswith("x")
-    assert "(numpy)" in out  # "auto" chose the numpy backend on CPU
+    assert "(numpy" in out  # "auto" chose the numpy backend on CPU (and names its upper tier)
 
 
 def test_demo_is_the_default_command_and_debug_shows_code(capsys):
