@@ -265,15 +265,17 @@ def _backend_name(value: str) -> str:
     return value
 
 
-def _positive_int(value: str) -> int:
-    """An integer of at least 1 (argparse type)."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected at least 1, got {number}")
-    return number
+def _int_at_least(low: int):
+    """An argparse type: an integer of at least ``low``."""
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
+        if number < low:
+            raise argparse.ArgumentTypeError(f"expected at least {low}, got {number}")
+        return number
+    return parse
 
 
 def _names_from(known, what: str):
@@ -315,14 +317,14 @@ def _demo_options(parser) -> None:
                         help="backend name (default: auto, the best for the device)")
     parser.add_argument("--workloads", default="", type=_names_from(workloads, "workload"),
                         help=f"comma-separated workload names (default: all: {', '.join(workloads)})")
-    parser.add_argument("--rounds", type=_positive_int, default=7, help="interleaved timing rounds (default: 7)")
+    parser.add_argument("--rounds", type=_int_at_least(1), default=7, help="interleaved timing rounds (default: 7)")
     parser.add_argument("--train", action="store_true",
                         help="train the GPT-style model and a small CNN eagerly and compiled, side by side")
-    parser.add_argument("--steps", type=_positive_int, default=300,
+    parser.add_argument("--steps", type=_int_at_least(2), default=300,
                         help="training steps per run with --train (default: 300)")
     parser.add_argument("--tasks", default=",".join(TASKS), type=_names_from(list(TASKS), "task"),
                         help=f"with --train: which models (default: {','.join(TASKS)})")
-    parser.add_argument("--threads", type=_positive_int, default=1, help="with --train: BLAS/kernel threads (default: 1)")
+    parser.add_argument("--threads", type=_int_at_least(1), default=1, help="with --train: BLAS/kernel threads (default: 1)")
     parser.add_argument("--png", default=None, help="with --train: also plot the loss curves to this PNG file "
                                                      "(only if matplotlib is installed)")
     parser.add_argument("--logdir", default=None, help="with --train: log loss curves and the models' graphs for "
