@@ -118,8 +118,12 @@ def _show_debug(name: str, report) -> bool:
         function.wait(120)
     runs = report.backend_of(gm)
     code = getattr(gm, "backend_code", None)
-    print(f"---- {name}: graph 0 runs on backend {runs!r}; its code: "
-          f"{BACKEND_CODE.get(runs, 'what the backend generated') if code else 'none (this backend generates no code)'} ----")
+    # The code is the last backend's that compiled the graph: auto may have built native, measured it
+    # slower and kept numpy. Name whose code it is.
+    made_by = "native" if code and "# native kernel" in code else runs
+    whose = "its code" if made_by == runs else f"the code {made_by!r} built for it (measured, not chosen)"
+    print(f"---- {name}: graph 0 runs on backend {runs!r}; {whose}: "
+          f"{BACKEND_CODE.get(made_by, 'what the backend generated') if code else 'none (this backend generates no code)'} ----")
     if code:
         print(code.rstrip("\n"))
     print()
