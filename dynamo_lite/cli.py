@@ -74,7 +74,7 @@ def demo(args) -> int:
     backend = args.backend
     chosen = dl.backends.AUTO.choose([]) if backend == "auto" else backend
     tier = upper_tier(chosen) if backend == "auto" else None
-    chosen += f", {tier} once a graph is hot" if tier else ""
+    chosen += f"; {tier} tried once a graph is hot" if tier else ""
     print(f"dynamo_lite demo: backend {backend!r} ({chosen}), Python {sys.version.split()[0]}, NumPy {np.__version__}, "
           f"{os.cpu_count()} CPUs; medians of {args.rounds} interleaved rounds")
     header = f"{'workload':26s} {'graphs':>6s} {'compile ms':>10s} {'eager ms':>10s} {'compiled ms':>11s} {'speedup':>8s}  check"
