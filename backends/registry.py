@@ -18,6 +18,7 @@ Example:
 """
 from __future__ import annotations
 
+import importlib.util
 import logging
 from dataclasses import dataclass
 from typing import Callable
@@ -31,7 +32,8 @@ ALL_DEVICES = ("cpu", "cuda")
 
 
 class InvalidBackend(RuntimeError):
-    """An unknown backend name, or no backend for the inputs' devices."""
+    """An unknown backend name, or no backend for the inputs' devices (a backend raises it for inputs on a device
+    it does not serve): the caller's error, which the frame hook raises to the caller instead of running eagerly."""
 
 
 def _unknown_backend(name) -> InvalidBackend:
@@ -50,12 +52,18 @@ class BackendSpec:
         compiler: ``compiler(graph_module, example_inputs) -> callable``.
         devices: device types it runs on.
         priority: rank for ``"auto"`` (higher wins); None: never chosen automatically.
+        requires: a module the backend needs installed (``"cupy"``); ``list_backends`` leaves it out without it.
     """
 
     name: str
     compiler: Callable
     devices: frozenset
     priority: int | None
+    requires: str | None = None
+
+    def installed(self) -> bool:
+        """Whether what the backend needs is installed (found, not imported)."""
+        return self.requires is None or importlib.util.find_spec(self.requires) is not None
 
 
 _BACKENDS: dict[str, BackendSpec] = {}
@@ -63,7 +71,7 @@ _TIERS: dict[str, Tier] = {}  # backend name -> the upper tier "auto" switches t
 
 
 def register_backend(name=None, compiler: Callable | None = None, *, devices=ALL_DEVICES,
-                     priority: int | None = None, override: bool = False):
+                     priority: int | None = None, override: bool = False, requires: str | None = None):
     """Register a backend under ``name``; usable as a decorator.
 
     Args:
@@ -72,6 +80,7 @@ def register_backend(name=None, compiler: Callable | None = None, *, devices=ALL
         devices: device types the backend supports (``"cpu"``, ``"cuda"``).
         priority: rank for ``backend="auto"`` (higher wins), None to be used only by name.
         override: replace an existing registration instead of raising.
+        requires: a module the backend needs (``list_backends`` lists it only where that is installed).
 
     Returns:
         The compiler (so the decorated function stays usable), or the decorator.
@@ -80,7 +89,8 @@ def register_backend(name=None, compiler: Callable | None = None, *, devices=ALL
         ValueError: ``name`` is already registered (and ``override`` is False).
     """
     if callable(name) and compiler is None:  # bare @register_backend
-        return register_backend(name.__name__, name, devices=devices, priority=priority, override=override)
+        return register_backend(name.__name__, name, devices=devices, priority=priority, override=override,
+                                requires=requires)
 
     def register(fn: Callable) -> Callable:
         backend_name = name or fn.__name__
@@ -90,10 +100,16 @@ def register_backend(name=None, compiler: Callable | None = None, *, devices=ALL
             raise ValueError("'auto' is reserved: it picks a registered backend by device")
         if backend_name in _BACKENDS and not override:
             raise ValueError(f"backend {backend_name!r} is already registered (pass override=True to replace it)")
-        _BACKENDS[backend_name] = BackendSpec(backend_name, fn, frozenset(devices), priority)
+        _BACKENDS[backend_name] = BackendSpec(backend_name, fn, frozenset(devices), priority, requires)
         return fn
 
     return register if compiler is None else register(compiler)
+
+
+def upper_tier(base: str) -> str | None:
+    """The name of the tier ``"auto"`` moves ``base``'s hot graphs to (None: none)."""
+    tier = _TIERS.get(base)
+    return None if tier is None else tier.name
 
 
 def register_tier(base: str, tier: Tier | None) -> None:
@@ -142,8 +158,9 @@ def backend_spec(name: str) -> BackendSpec:
 
 
 def list_backends(device: str | None = None) -> list[str]:
-    """Registered backend names (those supporting ``device`` if given), sorted."""
-    return sorted(name for name, spec in _BACKENDS.items() if device is None or device in spec.devices)
+    """Registered backend names whose requirements are installed (those supporting ``device`` if given), sorted."""
+    return sorted(name for name, spec in _BACKENDS.items()
+                  if (device is None or device in spec.devices) and spec.installed())
 
 
 def best_backend(device_types) -> str:

@@ -50,3 +50,6 @@ from . import fft  # noqa: E402  (dl.fft.fft / rfft / fftn / fftfreq / fftshift 
 from .tensor.printing import get_printoptions, set_printoptions  # noqa: E402  (how tensors print)
 from .nn.functional import cosine_similarity, pairwise_distance  # noqa: E402  (torch's top-level aliases of F's)
 from . import distributed  # noqa: E402  (dl.distributed: torch.distributed's API over MPI)
+from .version import __version__  # noqa: E402  (the installed distribution's version)
+from .matmul_precision import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
+from . import _dynamo  # noqa: E402  (torch._dynamo's reset / explain / config for ported code)

@@ -1,4 +1,4 @@
-"""The ``dynamo-lite`` command: ``demo`` (compile the model zoo, check it, time it), ``explain`` and ``report``.
+"""The dynamo-lite command: demo (compile the model zoo, check it, time it), explain and report.
 
 Usage:
     dynamo-lite [demo] [--debug] [--backend NAME] [--workloads a,b] [--rounds N]
@@ -19,6 +19,7 @@ import types
 import numpy as np
 
 import dynamo_lite as dl
+from dynamo_lite.backends.registry import upper_tier
 from dynamo_lite.demo_train import TASKS, demo_train
 
 
@@ -40,21 +41,27 @@ def load_zoo():
 
 
 # -- demo -------------------------------------------------------------------------------------
-def _as_tuple(value):
-    return value if isinstance(value, tuple) else (value,)
+def _outputs_match(expected, actual, rtol: float, atol: float) -> bool:
+    """Whether two model outputs agree: tensors within tolerance, containers item by item, the rest by ``==``."""
+    if isinstance(expected, dl.Tensor) or isinstance(actual, dl.Tensor):
+        if not (isinstance(expected, dl.Tensor) and isinstance(actual, dl.Tensor)):
+            return False
+        if expected.shape != actual.shape or expected.dtype != actual.dtype:
+            return False
+        return bool(np.allclose(actual.detach().numpy(), expected.detach().numpy(), rtol=rtol, atol=atol))
+    if isinstance(expected, (tuple, list)):
+        return (type(expected) is type(actual) and len(expected) == len(actual)
+                and all(_outputs_match(e, a, rtol, atol) for e, a in zip(expected, actual)))
+    if isinstance(expected, dict):
+        return (isinstance(actual, dict) and expected.keys() == actual.keys()
+                and all(_outputs_match(expected[k], actual[k], rtol, atol) for k in expected))
+    return type(expected) is type(actual) and expected == actual
 
 
 def check_against_eager(workload, compiled, model, inputs) -> str:
     """``"ok"`` if the compiled outputs match eager's within the workload's tolerance."""
-    expected, actual = _as_tuple(model(*inputs)), _as_tuple(compiled(*inputs))
-    if len(expected) != len(actual):
-        return "MISMATCH"
-    for e, a in zip(expected, actual):
-        if e.shape != a.shape or e.dtype != a.dtype:
-            return "MISMATCH"
-        if not np.allclose(a.detach().numpy(), e.detach().numpy(), rtol=workload.rtol, atol=workload.atol):
-            return "MISMATCH"
-    return "ok"
+    expected, actual = model(*inputs), compiled(*inputs)
+    return "ok" if _outputs_match(expected, actual, workload.rtol, workload.atol) else "MISMATCH"
 
 
 def demo(args) -> int:
@@ -64,12 +71,10 @@ def demo(args) -> int:
         return demo_train(models, args.steps, args.backend, args.tasks.split(","), args.png, args.threads,
                           logdir=args.logdir)
     names = args.workloads.split(",") if args.workloads else list(models.WORKLOADS)
-    unknown = [n for n in names if n not in models.WORKLOADS]
-    if unknown:
-        print(f"unknown workload(s) {unknown}; choose from {', '.join(models.WORKLOADS)}", file=sys.stderr)
-        return 2
     backend = args.backend
     chosen = dl.backends.AUTO.choose([]) if backend == "auto" else backend
+    tier = upper_tier(chosen) if backend == "auto" else None
+    chosen += f"; {tier} tried once a graph is hot" if tier else ""
     print(f"dynamo_lite demo: backend {backend!r} ({chosen}), Python {sys.version.split()[0]}, NumPy {np.__version__}, "
           f"{os.cpu_count()} CPUs; medians of {args.rounds} interleaved rounds")
     header = f"{'workload':26s} {'graphs':>6s} {'compile ms':>10s} {'eager ms':>10s} {'compiled ms':>11s} {'speedup':>8s}  check"
@@ -96,12 +101,31 @@ def demo(args) -> int:
     return 1 if failures else 0
 
 
+#: What each backend's ``gm.backend_code`` holds, for the --debug heading.
+BACKEND_CODE = {
+    "numpy": "the generated NumPy function",
+    "native": "the generated Python function (its kernel lines call C kernels), then the C source of those kernels",
+    "cupy": "the generated Python function, then the CUDA kernels it launches",
+}
+
+
 def _show_debug(name: str, report) -> bool:
     print(f"\n---- {name}: bytecode diff (original vs transformed) ----")
     print(report.bytecode_diffs[0] if report.bytecode_diffs else "(none)")
-    code = getattr(report.graphs[0], "backend_code", None)
-    print(f"---- {name}: generated code of graph 0 ----")
-    print(code.rstrip("\n") if code else "(this backend generates no code)")
+    gm = report.graphs[0]
+    function = report.compiled.get(id(gm), (None, None, None))[1]
+    if hasattr(function, "wait"):  # a tier build under way: let it finish, so name and code agree
+        function.wait(120)
+    runs = report.backend_of(gm)
+    code = getattr(gm, "backend_code", None)
+    # The code is the last backend's that compiled the graph: auto may have built native, measured it
+    # slower and kept numpy. Name whose code it is.
+    made_by = "native" if code and "# native kernel" in code else runs
+    whose = "its code" if made_by == runs else f"the code {made_by!r} built for it (measured, not chosen)"
+    print(f"---- {name}: graph 0 runs on backend {runs!r}; {whose}: "
+          f"{BACKEND_CODE.get(made_by, 'what the backend generated') if code else 'none (this backend generates no code)'} ----")
+    if code:
+        print(code.rstrip("\n"))
     print()
     return True
 
@@ -214,33 +238,97 @@ def report(args) -> int:
 
 
 # -- entry point ------------------------------------------------------------------------------
+DESCRIPTION = ("dynamo-lite: compile the model zoo and check it against eager mode (demo), or report what the "
+               "compiler captures in your own script (explain, report).")
+COMMANDS = {
+    "demo": ("compile the model zoo, check it against eager, print timings (the default command)",
+             "Compile every workload of the model zoo with the chosen backend, check the compiled outputs "
+             "against eager mode and print graphs, compile time, eager and compiled time and the speedup. "
+             "With --train, train a GPT-style model and a small CNN eagerly and compiled, side by side."),
+    "explain": ("print the graphs, graph breaks and guards of a function or script",
+                "Run a script, or a function of it taking no arguments (path/to/script.py:function), under "
+                "dl.explain and print the graphs it captured, why each graph break happened, and the guards."),
+    "report": ("write a self-contained HTML compile report of a function or script",
+               "Run a script, or a function of it taking no arguments, under dl.explain and write an HTML page "
+               "with the source and its graph breaks, each graph drawn, the guards and the rewritten bytecode."),
+}
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr and exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _backend_name(value: str) -> str:
+    """A registered backend name or ``auto`` (argparse type)."""
+    known = ["auto", *dl.list_backends()]
+    if value not in known:
+        raise argparse.ArgumentTypeError(f"unknown backend {value!r}; choose from {', '.join(known)}")
+    return value
+
+
+def _int_at_least(low: int):
+    """An argparse type: an integer of at least ``low``."""
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {value!r}") from None
+        if number < low:
+            raise argparse.ArgumentTypeError(f"expected at least {low}, got {number}")
+        return number
+    return parse
+
+
+def _names_from(known, what: str):
+    """An argparse type: a comma-separated list of names out of ``known`` ("" for all)."""
+    def parse(value: str) -> str:
+        unknown = [n for n in value.split(",") if value and n not in known]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown {what} {', '.join(map(repr, unknown))}; "
+                                             f"choose from {', '.join(known)}")
+        return value
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dynamo-lite", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command")
-    run = commands.add_parser("demo", help="compile the model zoo, check against eager, print timings (default)")
-    _demo_options(run)
-    ex = commands.add_parser("explain", help="report graphs, graph breaks and guards of a function or script")
-    ex.add_argument("target", help="path/to/script.py:function (taking no arguments) or path/to/script.py")
-    ex.add_argument("--backend", default="eager", help="backend the graphs are compiled with (default: eager)")
-    ex.add_argument("--code", action="store_true", help="also print the code the backend generated")
-    rep = commands.add_parser("report", help="write a self-contained HTML compile report of a function or script")
-    rep.add_argument("target", help="path/to/script.py:function (taking no arguments) or path/to/script.py")
-    rep.add_argument("-o", "--output", default="report.html", help="the HTML file to write (default: report.html)")
-    rep.add_argument("--backend", default="eager", help="backend the graphs are compiled with (default: eager)")
-    rep.add_argument("--graphviz", action="store_true", help="draw graphs with Graphviz's dot, if it is installed")
+    parser = OneLineErrorParser(prog="dynamo-lite", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"dynamo-lite {dl.__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="{demo,explain,report}")
+    parsers = {name: commands.add_parser(name, help=short, description=long)
+               for name, (short, long) in COMMANDS.items()}
+    _demo_options(parsers["demo"])
+    for name in ("explain", "report"):
+        sub = parsers[name]
+        sub.add_argument("target", help="path/to/script.py:function (taking no arguments) or path/to/script.py")
+        sub.add_argument("--backend", default="eager", type=_backend_name,
+                         help="backend the graphs are compiled with (default: eager)")
+    parsers["explain"].add_argument("--code", action="store_true", help="also print the code the backend generated")
+    parsers["report"].add_argument("-o", "--output", default="report.html",
+                                   help="the HTML file to write (default: report.html)")
+    parsers["report"].add_argument("--graphviz", action="store_true",
+                                   help="draw graphs with Graphviz's dot, if it is installed")
     return parser
 
 
 def _demo_options(parser) -> None:
-    parser.add_argument("--debug", action="store_true", help="also show one bytecode diff and one generated function")
-    parser.add_argument("--backend", default="auto", help="backend name (default: auto, the best for the device)")
-    parser.add_argument("--workloads", default="", help="comma-separated workload names (default: all)")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved timing rounds (default: 7)")
+    workloads = list(load_zoo()[0].WORKLOADS)
+    parser.add_argument("--debug", action="store_true",
+                        help="also show one bytecode diff and the code the backend generated for one graph")
+    parser.add_argument("--backend", default="auto", type=_backend_name,
+                        help="backend name (default: auto, the best for the device)")
+    parser.add_argument("--workloads", default="", type=_names_from(workloads, "workload"),
+                        help=f"comma-separated workload names (default: all: {', '.join(workloads)})")
+    parser.add_argument("--rounds", type=_int_at_least(1), default=7, help="interleaved timing rounds (default: 7)")
     parser.add_argument("--train", action="store_true",
                         help="train the GPT-style model and a small CNN eagerly and compiled, side by side")
-    parser.add_argument("--steps", type=int, default=300, help="training steps per run with --train (default: 300)")
-    parser.add_argument("--tasks", default=",".join(TASKS), help=f"with --train: which models (default: {','.join(TASKS)})")
-    parser.add_argument("--threads", type=int, default=1, help="with --train: BLAS/kernel threads (default: 1)")
+    parser.add_argument("--steps", type=_int_at_least(2), default=300,
+                        help="training steps per run with --train (default: 300)")
+    parser.add_argument("--tasks", default=",".join(TASKS), type=_names_from(list(TASKS), "task"),
+                        help=f"with --train: which models (default: {','.join(TASKS)})")
+    parser.add_argument("--threads", type=_int_at_least(1), default=1, help="with --train: BLAS/kernel threads (default: 1)")
     parser.add_argument("--png", default=None, help="with --train: also plot the loss curves to this PNG file "
                                                      "(only if matplotlib is installed)")
     parser.add_argument("--logdir", default=None, help="with --train: log loss curves and the models' graphs for "
@@ -250,7 +338,7 @@ def _demo_options(parser) -> None:
 def main(argv=None) -> int:
     """``dynamo-lite``: ``demo`` unless another command is named."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in ("demo", "explain", "report", "-h", "--help"):
+    if not argv or argv[0] not in ("demo", "explain", "report", "-h", "--help", "--version"):
         argv = ["demo"] + argv
     args = build_parser().parse_args(argv)
     return {"demo": demo, "explain": explain, "report": report}[args.command](args)

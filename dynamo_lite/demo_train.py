@@ -175,8 +175,9 @@ def run_task(task: Task, steps: int, backend: str, out, log=None) -> dict:
           file=out)
     print(f"  loss      compiled {compiled.losses[0]:.3f} -> {compiled.losses[-1]:.3f}  "
           f"{sparkline(compiled.losses, low=low, high=high)}", file=out)
-    print(f"  step time eager {eager_ms:.2f} ms, compiled {compiled_ms:.2f} ms (ratio {compiled_ms / eager_ms:.2f}); "
-          f"first compiled step {compiled.seconds[0] * 1e3:.0f} ms", file=out)
+    print(f"  step time eager {eager_ms:.2f} ms, compiled {compiled_ms:.2f} ms; compiled/eager step time "
+          f"{compiled_ms / eager_ms:.2f} (lower is better); first compiled step {compiled.seconds[0] * 1e3:.0f} ms",
+          file=out)
     print(f"  compiled: {after.graph_count - before.graph_count} graphs, "
           f"{after.graph_breaks - before.graph_breaks} graph breaks, {after.recompiles - before.recompiles} "
           f"recompiles, {len(fallbacks)} eager fallbacks", file=out)

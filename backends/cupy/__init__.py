@@ -15,7 +15,7 @@ from __future__ import annotations
 from dynamo_lite.graph.shape_prop import ShapeProp
 from dynamo_lite.tensor.device import cupy_module
 
-from ..registry import register_backend
+from ..registry import InvalidBackend, register_backend
 from ..report_notes import record_fused_groups
 from .kernel import Kernel, parse_signature
 from .lowering import Lowered, lower
@@ -45,7 +45,7 @@ class CupyBackend:
         for value in example_inputs:
             device = getattr(value, "device", None)
             if device is not None and getattr(device, "type", None) != self.device_type:
-                raise RuntimeError(
+                raise InvalidBackend(  # a RuntimeError the caller gets, never an eager fallback
                     f"backend {self.__name__!r} compiles graphs whose tensors are on {self.device_type}, "
                     f"but an input is on {device}; move inputs with .to('{self.device_type}') or use "
                     f"backend='auto'"
@@ -59,4 +59,4 @@ class CupyBackend:
         return lowered.module(class_name=f"{gm.class_name}_{self.__name__}")
 
 
-cupy_backend = register_backend("cupy", CupyBackend(), devices=("cuda",), priority=10)
+cupy_backend = register_backend("cupy", CupyBackend(), devices=("cuda",), priority=10, requires="cupy")

@@ -17,7 +17,7 @@ input`` broadcast, as linear's bias. The geometry (sizes, leading dimensions, tr
 batch strides, the bias's strides, the gemm's address, the orientation) is read at run
 time, so one source serves every size. A short, wide product runs swapped, ``out^T = B^T
 A^T`` into a scratch array, then transposed into ``out`` with the bias added on the way,
-with the same bits: NOTE: [gemm orientation], NOTE: [transposing epilogue].
+with eager's values (its bits under SkylakeX BLAS kernels): NOTE: [gemm orientation], NOTE: [transposing epilogue].
 """
 from __future__ import annotations
 

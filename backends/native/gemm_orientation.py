@@ -18,6 +18,13 @@ array, then writes ``out[m, n] = scratch[n, m] (+ addend)`` in eager's layout (N
 [transposing epilogue]): eager's values, shape and strides. That pass over the output is
 the cost the rule has to pay back.
 
+Those equal bits are a property of the BLAS kernel, not of the swap: under OpenBLAS's Haswell
+kernels (AVX2 CPUs, or ``OPENBLAS_CORETYPE=Haswell``) the swapped NT product differs from
+eager's in the last bits (float32 (7, 13, 1000), (21, 40, 11)). So a swapped gemm promises
+eager's values within a K-term dot product's rounding (``gamma_K * sum |a| |b|``, what
+tests/backends/test_native_gemm.py checks), and eager's bits only where it runs eager's
+orientation, which is eager's BLAS call.
+
 Sweep, ms per gemm, medians of 5 interleaved rounds (the command:
 ``OPENBLAS_NUM_THREADS=1 python3 -m benchmarks.gemm_orientation [--dtype float64]``):
 
@@ -71,7 +78,7 @@ BIT_EQUAL_WHEN_SWAPPED = {np.dtype(np.float32): {(NO_TRANS, TRANS), (TRANS, NO_T
 
 def swap_threads(m: int, n: int, k: int, trans_a: int, trans_b: int, dtype) -> int:
     """The most threads at which a gemm kernel computes this product swapped (0: never): where it was
-    measured faster so, and keeps eager's bits.
+    measured faster so, and keeps eager's summation per element (eager's bits under SkylakeX kernels).
 
     Example:
         >>> swap_threads(64, 1024, 1024, NO_TRANS, TRANS, np.float32)  # short and wide: swapped at one thread

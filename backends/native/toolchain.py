@@ -24,6 +24,7 @@ import threading
 from . import disk_cache
 from .build_errors import BuildError
 from .disk_cache import cache_dir
+from .isa import isa_flags
 from .threads import THREADS
 
 # No -ffast-math: NaN, infinity and signed zeros behave as in eager mode. -ffp-contract=off:
@@ -32,7 +33,7 @@ from .threads import THREADS
 # vectorizer call glibc's vector math library (libmvec) for exp, tanh, ... (see c_ops.py).
 # -fno-trapping-math: floating-point exceptions are never observed (no trap handlers, no flag
 # reads), so selects such as a NaN-aware max may be if-converted and vectorized; values unchanged.
-BASE_FLAGS = ("-O3", "-march=native", "-fopenmp", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno",
+BASE_FLAGS = ("-O3", "-fopenmp", "-fPIC", "-shared", "-ffp-contract=off", "-fno-math-errno",
               "-fno-trapping-math", "-fwrapv", "-std=gnu11")
 VECTOR_MATH_LIBS = ("-lmvec", "-lm")
 SCALAR_MATH_LIBS = ("-lm",)
@@ -108,17 +109,18 @@ def build(source: str) -> ctypes.CDLL:
             folder cannot be used (NOTE: [native build cache]).
     """
     compiler, version = find_compiler()
+    flags = isa_flags() + BASE_FLAGS  # NOTE: [native ISA switch]
     directory = disk_cache.private_directory()
     disk_cache.remove_dead_temporaries(directory)
     errors = []
     for libs in (VECTOR_MATH_LIBS, SCALAR_MATH_LIBS):
         text = source if libs is VECTOR_MATH_LIBS else "#define DL_NO_VECTOR_MATH 1\n" + source
-        key = hashlib.sha256("\0".join((text, version, " ".join(BASE_FLAGS + libs), _cpu_model())).encode())
+        key = hashlib.sha256("\0".join((text, version, " ".join(flags + libs), _cpu_model())).encode())
         key = key.hexdigest()[:32]
         path = disk_cache.verified_entry(directory, key)
         if path is None:
             try:
-                path = disk_cache.publish(directory, key, _compile(compiler, text, directory, libs))
+                path = disk_cache.publish(directory, key, _compile(compiler, text, directory, libs, flags))
             except BuildError as exc:
                 errors.append(str(exc))
                 continue
@@ -133,14 +135,14 @@ def build(source: str) -> ctypes.CDLL:
     raise BuildError("; ".join(errors))
 
 
-def _compile(compiler: str, source: str, directory: str, libs: tuple) -> str:
+def _compile(compiler: str, source: str, directory: str, libs: tuple, flags: tuple) -> str:
     """Compile ``source`` to a temporary file in ``directory``; its path."""
     c_file = disk_cache.temporary_path(directory, ".c")
     tmp_so = c_file[:-2] + ".so"
     try:
         with open(c_file, "x") as f:
             f.write(source)
-        _run_compiler([compiler, *BASE_FLAGS, c_file, "-o", tmp_so, *libs], os.path.basename(compiler))
+        _run_compiler([compiler, *flags, c_file, "-o", tmp_so, *libs], os.path.basename(compiler))
         return tmp_so
     except OSError as exc:
         _discard(tmp_so)

@@ -4,9 +4,10 @@ from __future__ import annotations
 import functools
 import types
 
-from ..backends.registry import resolve_backend
+from ..backends.registry import AUTO, AutoBackend, resolve_backend
 from ..nn.module import Module
 from .bytecode.compat import GENERATOR_FLAGS
+from .compile_options import resolve_compile_options
 from .logs import log
 from .runtime.context import CompileConfig
 from .runtime.hook import FrameHook
@@ -18,7 +19,8 @@ from .translate.convert import convert_frame
 default_hook = FrameHook(convert_frame)
 
 
-def compile(fn=None, *, backend="auto", fullgraph: bool = False, dynamic: bool | None = None, debug: bool = False):
+def compile(model=None, *, fullgraph: bool = False, dynamic: bool | None = None, backend="auto", mode=None,
+            options=None, disable: bool = False, debug: bool = False):
     """Compile a function or ``dl.nn.Module``: its calls run captured graphs through ``backend``.
 
     Nothing happens until the first call: each call checks the guarded cache of the
@@ -26,13 +28,18 @@ def compile(fn=None, *, backend="auto", fullgraph: bool = False, dynamic: bool |
     eagerly (unless ``fullgraph=True``), so the program's behaviour never changes.
 
     Args:
-        fn: a function, bound method or module. Omit it to get a decorator.
-        backend: a registered backend name (``dl.list_backends()``), ``"auto"`` (the best
-            registered backend for the inputs' device), or a callable
-            ``(graph_module, example_inputs) -> callable``.
+        model: a function, bound method or module (torch.compile's name). Omit it to get a decorator.
         fullgraph: raise ``dl.Unsupported`` (with the file and line) instead of breaking
             the graph or falling back to eager.
         dynamic: True/False to force/forbid shape-generic graphs; None decides per input.
+        backend: a registered backend name (``dl.list_backends()``), ``"auto"`` (the best
+            registered backend for the inputs' device), or a callable
+            ``(graph_module, example_inputs) -> callable``.
+        mode: torch.compile's mode (``"default"``, ``"reduce-overhead"``, ``"max-autotune"``,
+            ``"max-autotune-no-cudagraphs"``); mapped where dynamo_lite has the knob, else
+            noted in ``dl.explain`` (NOTE: [compile modes]).
+        options: torch.compile's backend options dict, likewise (not together with ``mode``).
+        disable: return ``model`` unchanged (a no-op, as torch.compile's).
         debug: record the bytecode diff, graphs and guards of each translation.
 
     Returns:
@@ -43,6 +50,7 @@ def compile(fn=None, *, backend="auto", fullgraph: bool = False, dynamic: bool |
 
     Raises:
         InvalidBackend: ``backend`` is not a registered name.
+        RuntimeError: an unknown ``mode`` or option, or both given (torch's errors).
 
     Example:
         >>> @dl.compile
@@ -50,11 +58,30 @@ def compile(fn=None, *, backend="auto", fullgraph: bool = False, dynamic: bool |
         ...     return (x * 2).relu()
         >>> model = dl.compile(MyModel(), backend="eager", fullgraph=True)
     """
+    chosen = resolve_compile_options(mode, options)
+    if disable:
+        return (lambda fn: fn) if model is None else model
     compiler, name = resolve_backend(backend)
-    config = CompileConfig(compiler, name, fullgraph=fullgraph, dynamic=dynamic, debug=debug)
-    if fn is None:
+    notes = chosen.notes
+    if chosen.max_autotune:
+        compiler, notes = tuned_backend(compiler, name, notes)
+    for note in notes:
+        log.info("dl.compile: %s", note)
+    config = CompileConfig(compiler, name, fullgraph=fullgraph, dynamic=dynamic, debug=debug or chosen.debug,
+                           notes=notes)
+    if model is None:
         return functools.partial(_compile, config=config, hook=default_hook)
-    return _compile(fn, config, default_hook)
+    return _compile(model, config, default_hook)
+
+
+def tuned_backend(compiler, name: str, notes: tuple) -> tuple:
+    """``(compiler, notes)`` for max-autotune: ``auto`` builds its C tier at the first call (NOTE: [compile modes])."""
+    if compiler is not AUTO:
+        return compiler, notes + (f"max-autotune has no effect with backend {name!r}: it starts the C tier of "
+                                  "backend 'auto' at the first call",)
+    eager_tier = AutoBackend()
+    eager_tier.tier_up_seconds = 0.0
+    return eager_tier, notes
 
 
 def _compile(fn, config: CompileConfig, hook: FrameHook):

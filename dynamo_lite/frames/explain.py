@@ -1,4 +1,10 @@
-"""dl.explain: compile a call once, in isolation, and report graphs, breaks and guards."""
+"""dl.explain: compile a call once, in isolation, and report graphs, breaks and guards.
+
+NOTE: [breaks counted once] A break inside an inlined callee stops the caller's graph at the
+call, which then runs eagerly; the callee's own frame is compiled when it runs and breaks
+at the same place. Both translations record the break (the caller's with ``callee`` set), but
+explain and the HTML report count and list it once: the callee's record.
+"""
 from __future__ import annotations
 
 import time
@@ -47,6 +53,7 @@ class ExplainOutput:
     bytecode_diffs: list = field(default_factory=list)
     compile_times: list = field(default_factory=list)
     frames: list = field(default_factory=list)
+    compile_notes: list = field(default_factory=list)  # torch.compile arguments without effect (NOTE: [compile modes])
     result: object = None
     compiled: dict = field(default_factory=dict)  # id(graph) -> (graph, backend's function, backend name)
 
@@ -60,6 +67,17 @@ class ExplainOutput:
         _, function, _ = self.compiled.get(id(gm), (None, None, "?"))
         measurement = getattr(function, "measurement", None)
         return measurement() if callable(measurement) else None
+
+    def add_breaks(self, reasons) -> None:
+        """Record a translation's breaks, each break once: a caller's report of a break inside a callee gives
+        way to the callee's own frame's report of it (NOTE: [breaks counted once])."""
+        for reason in reasons:
+            known = {r.key for r in self.break_reasons}
+            if reason.callee is not None and reason.key in known:
+                continue
+            if reason.callee is None:
+                self.break_reasons[:] = [r for r in self.break_reasons if r.callee is None or r.key != reason.key]
+            self.break_reasons.append(reason)
 
     @property
     def graph_count(self) -> int:
@@ -114,6 +132,9 @@ class ExplainOutput:
             lines.append("Guards:")
             for text in self.guards:
                 lines.append("  " + text.replace("\n", "\n  "))
+        if self.compile_notes:
+            lines.append("Compile options without effect:")
+            lines.extend(f"  {note}" for note in self.compile_notes)
         if self.compile_times:
             lines.append("Compile times (ms): " + ", ".join(f"{t * 1000:.2f}" for t in self.compile_times))
         for name, source in self.rewritten_source.items():
@@ -164,7 +185,7 @@ class ExplainBackend:
         self.backend_time_s = 0.0
         self.out.graphs.extend(report.graphs)
         self.out.backward_graphs.extend(report.backward_graphs)
-        self.out.break_reasons.extend(report.break_reasons)
+        self.out.add_breaks(report.break_reasons)
         self.out.guards.append(report.guards)
         if report.bytecode_diff:
             self.out.bytecode_diffs.append(report.bytecode_diff)
@@ -196,7 +217,7 @@ def explain(fn, *, backend="eager", dynamic=None):
         >>> print(report.graph_count, report.break_reasons)
     """
     def run(*args, **kwargs) -> ExplainOutput:
-        out = ExplainOutput()
+        out = ExplainOutput(compile_notes=list(_compile_notes(fn)))
         compiler, name = resolve_backend(backend)
         config = CompileConfig(ExplainBackend(compiler, out, name), f"explain({name})", dynamic=dynamic)
         hook = api.default_hook  # read per call: tests swap in their own hook
@@ -211,3 +232,10 @@ def explain(fn, *, backend="eager", dynamic=None):
         return out
 
     return run
+
+
+def _compile_notes(fn) -> tuple:
+    """The notes of the ``dl.compile`` call that made ``fn`` (a compiled function or module); () otherwise."""
+    wrapper = fn.__dict__.get("_compiled_call", fn) if isinstance(getattr(fn, "__dict__", None), dict) else fn
+    config = getattr(wrapper, "_dynamo_lite_config", None)
+    return getattr(config, "notes", ())

@@ -14,6 +14,15 @@ class BreakReason:
     filename: str | None
     lineno: int | None
     hint: str = ""
+    #: For a break inside an inlined callee: the callee's name (its own frame, compiled when the call runs
+    #: eagerly, reports the same break) and the line of this frame that calls it.
+    callee: str | None = None
+    call_lineno: int | None = None
+
+    @property
+    def key(self) -> tuple:
+        """What two reports of one break share: the reason and where it happened."""
+        return self.reason, self.filename, self.lineno
 
     @property
     def source_line(self) -> str:

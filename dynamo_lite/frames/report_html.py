@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import linecache
 import shutil
+from collections import Counter
 from html import escape
 
+from ..graph.node import format_target
 from ..graph.printing import format_tabular, render_svg, to_dot
 from ..graph.svg import to_svg
 from .bytecode.columns import aligned_rows
@@ -18,7 +20,11 @@ pre { background: #f6f8fa; padding: .6em; overflow: auto; }
 table { border-collapse: collapse; } td, th { padding: 1px 8px; text-align: left; vertical-align: top; }
 table.nodes td, table.nodes th, table.summary td, table.summary th { border: 1px solid #dde; }
 table.code td { white-space: pre; }
-tr.break { background: #fde2e1; } td.reason { color: #a4282b; white-space: normal; font-family: system-ui, sans-serif; }
+tr.break { background: #fde2e1; }
+td.reason { color: #a4282b; white-space: normal; overflow-wrap: anywhere; min-width: 22em; max-width: 42em;
+            font-family: system-ui, sans-serif; }
+details > summary { cursor: pointer; color: #36c; margin: .4em 0; }
+table.histogram td.count { text-align: right; }
 td.lineno { color: #889; text-align: right; }
 tr.insert td.rewritten, tr.replace td.rewritten { background: #e6ffed; }
 tr.delete td.original, tr.replace td.original { background: #ffeef0; }
@@ -45,7 +51,7 @@ def render_page(explained, *, graphviz: bool = False) -> str:
     frames = explained.frames
     body = ["<h1>dynamo_lite compile report</h1>",
             f"<p>{len(frames)} frame translation(s), {explained.graph_count} graph(s), "
-            f"{explained.graph_break_count} graph break(s).</p>", _summary(frames)]
+            f"{explained.graph_break_count} graph break(s).</p>", _summary(frames, explained.break_reasons)]
     for index, frame in enumerate(frames):
         body.append(_frame_section(index, frame, graphviz))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -53,10 +59,11 @@ def render_page(explained, *, graphviz: bool = False) -> str:
             f"<style>{STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
-def _summary(frames) -> str:
+def _summary(frames, counted_breaks) -> str:
+    counted = {id(r) for r in counted_breaks}  # each break once (NOTE: [breaks counted once])
     rows = "".join(
         f"<tr><td><a href=\"#frame-{i}\">{i}</a></td><td>{escape(f.name)}</td><td>{f.entry_index}</td>"
-        f"<td>{len(f.report.graphs)}</td><td>{len(f.report.break_reasons)}</td>"
+        f"<td>{len(f.report.graphs)}</td><td>{sum(id(r) in counted for r in f.report.break_reasons)}</td>"
         f"<td>{f.trace_time_s * 1000:.1f}</td><td>{f.backend_time_s * 1000:.1f}</td>"
         f"<td>{escape(f.guard_failure or ('first entry' if f.entry_index == 0 else ''))}</td></tr>"
         for i, f in enumerate(frames))
@@ -84,7 +91,9 @@ def _frame_section(index, frame, graphviz: bool) -> str:
                   "<h3>Nodes</h3>", _node_table(gm)]
         if getattr(gm, "backend_code", None):
             parts += ["<h3>Backend code</h3>", f"<div class=\"scroll\"><pre>{escape(gm.backend_code)}</pre></div>"]
-    parts += ["<h3>Guards</h3>", f"<pre>{escape(report.guards or '(none)')}</pre>"]
+    guards = [line for line in (report.guards or "").splitlines() if line.strip()]
+    parts += ["<h3>Guards</h3>", f"<details class=\"guards\"><summary>{len(guards)} guard(s): when this "
+              f"translation is reused (click to show)</summary><pre>{escape(report.guards or '(none)')}</pre></details>"]
     if report.transformed_code is not None:
         parts += ["<h3>Bytecode: original | rewritten</h3>", _bytecode_columns(code, report.transformed_code)]
         for resume, origin in report.resume_codes:
@@ -106,8 +115,8 @@ def _source_lines(code) -> list:
 
 def _source_table(code, break_reasons) -> str:
     reasons: dict = {}
-    for reason in break_reasons:
-        reasons.setdefault(reason.lineno, []).append(reason)
+    for reason in break_reasons:  # a callee's break is shown at the line that calls it
+        reasons.setdefault(reason.lineno if reason.callee is None else reason.call_lineno, []).append(reason)
     lines = _source_lines(code)
     if not any(text for _, text in lines):
         listed = "".join(f"<li>{escape(str(r))}</li>" for r in break_reasons)
@@ -115,17 +124,51 @@ def _source_table(code, break_reasons) -> str:
     rows = []
     for number, text in lines:
         here = reasons.pop(number, [])
-        said = "<br>".join(
-            f"graph break: {escape(r.reason)} ({escape(f'{r.filename}:{r.lineno}')}: <code>{escape(r.source_line)}</code>)"
-            + (f"<br>hint: {escape(r.hint)}" if r.hint else "") for r in here)
+        said = "<br>".join(_break_text(r) for r in here)
         rows.append(f"<tr class=\"{'break' if here else 'src'}\"><td class=\"lineno\">{number}</td>"
                     f"<td>{escape(text)}</td><td class=\"reason\">{said}</td></tr>")
     elsewhere = "".join(f"<li>{escape(str(r))}</li>" for rs in reasons.values() for r in rs)
     table = f"<div class=\"scroll\"><table class=\"code\">{''.join(rows)}</table></div>"
-    return table + (f"<p>Breaks in other files (inlined callees):</p><ul>{elsewhere}</ul>" if elsewhere else "")
+    return table + (f"<p>Breaks in inlined callees defined elsewhere:</p><ul>{elsewhere}</ul>" if elsewhere else "")
+
+
+def _break_text(r) -> str:
+    where = f"{escape(f'{r.filename}:{r.lineno}')}: <code>{escape(r.source_line)}</code>"
+    hint = f"<br>hint: {escape(r.hint)}" if r.hint else ""
+    if r.callee is not None:
+        return (f"calls {escape(r.callee)}, which runs eagerly here and compiles as its own frame; the break "
+                f"inside it is counted there: {escape(r.reason)} ({where})")
+    return f"graph break: {escape(r.reason)} ({where}){hint}"
+
+
+#: Graphs with more nodes than this are shown as a summary, the full picture folded behind a click.
+SUMMARY_NODES = 40
+#: How many nodes a summary lists from each end of the graph.
+SUMMARY_ENDS = 6
 
 
 def _picture(gm, title: str, graphviz: bool) -> str:
+    picture = _full_picture(gm, title, graphviz)
+    nodes = list(gm.graph.nodes)
+    if len(nodes) <= SUMMARY_NODES:
+        return picture
+    return (_graph_summary(nodes) + f"<details class=\"picture\"><summary>the whole graph drawn "
+            f"({len(nodes)} nodes; click to show)</summary>{picture}</details>")
+
+
+def _graph_summary(nodes) -> str:
+    """A large graph in words: how many nodes of each op, and its first and last nodes."""
+    histogram = Counter(node.op if node.op in ("placeholder", "get_attr", "output") else format_target(node.target)
+                        for node in nodes)
+    rows = "".join(f"<tr><td>{escape(str(op))}</td><td class=\"count\">{count}</td></tr>"
+                   for op, count in histogram.most_common())
+    ends = [n.format_node() for n in nodes[:SUMMARY_ENDS]] + ["..."] + [n.format_node() for n in nodes[-SUMMARY_ENDS:]]
+    return (f"<p class=\"note\">{len(nodes)} nodes: a summary (ops by count; the first and last nodes).</p>"
+            f"<table class=\"histogram summary\"><tr><th>op</th><th>nodes</th></tr>{rows}</table>"
+            f"<pre class=\"ends\">{escape(chr(10).join(ends))}</pre>")
+
+
+def _full_picture(gm, title: str, graphviz: bool) -> str:
     if graphviz and shutil.which("dot"):
         svg = render_svg(to_dot(gm.graph))
         return svg[svg.index("<svg"):]  # drop the XML prolog and the DOCTYPE (an external DTD)

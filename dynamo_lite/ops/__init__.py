@@ -24,6 +24,8 @@ from .shape import scattering, selection  # noqa: F401
 from .random import sampling  # noqa: F401
 from .nn import adaptive_pool, conv_transpose, embedding_bags, resample  # noqa: F401  (nn layers' ops)
 from .nn import window_grads  # noqa: F401  (the adjoint ops derivative formulas call)
+from .core import inplace_twins  # noqa: F401  (Tensor.triu_, eq_, t_ ...: NOTE: [in-place twins])
+from .nn import class_targets  # noqa: F401  (a loss's class targets checked: NOTE: [loss target bounds])
 from .pointwise import complex_ops  # noqa: F401
 from .creation import tensor_functions  # noqa: F401  (type queries)
 from .reductions import order_stats  # noqa: F401  (median, quantile)

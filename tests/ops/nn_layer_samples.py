@@ -19,6 +19,7 @@ IMG = f32(2, 3, 7, 6, layout="channels_last")
 IMG_T = f32(2, 3, 5, 6, layout="transposed")
 
 NN_LAYER_SAMPLES = {
+    "nll_class_targets": lambda: (dl.nn.functional.nll_loss(f32(3, 4), dl.tensor([0, -100, 3])),),
     "adaptive_avg_pool2d": lambda: (dl.adaptive_avg_pool2d(IMG, (3, 4)), dl.adaptive_avg_pool2d(IMG_T[0], 1)),
     "adaptive_max_pool2d": lambda: (dl.adaptive_max_pool2d(IMG, 2, True), dl.adaptive_max_pool2d(IMG_T, (5, 4))),
     "conv_transpose2d": lambda: (dl.conv_transpose2d(IMG, f32(3, 4, 3, 3), f32(4), stride=2, padding=1),

@@ -4,6 +4,8 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
+
 from dynamo_lite import cli, demo_train
 from dynamo_lite.backends.native.blas_threads import blas_threads, set_blas_threads
 from dynamo_lite.demo_train import SPARK, sparkline
@@ -51,9 +53,13 @@ def test_demo_train_reports_a_mismatch(monkeypatch, capsys):
 
 
 def test_demo_train_rejects_bad_arguments(capsys):
-    assert cli.main(["demo", "--train", "--tasks", "nope"]) == 2
-    assert cli.main(["demo", "--train", "--steps", "1"]) == 2
-    assert "unknown training task" in capsys.readouterr().err
+    for args, message in ((["--tasks", "nope"], "argument --tasks: unknown task 'nope'"),
+                          (["--steps", "1"], "argument --steps: expected at least 2, got 1")):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["demo", "--train", *args])
+        assert exit_.value.code == 2  # a usage error, one line
+        err = capsys.readouterr().err
+        assert message in err and len(err.splitlines()) == 1
 
 
 def test_sparkline_and_progress_bar():

@@ -20,6 +20,7 @@ class CompileConfig:
         fullgraph: raise ``dl.Unsupported`` instead of breaking the graph / falling back.
         dynamic: ``True``/``False`` to force/forbid dynamic shapes; ``None`` decides per input.
         debug: keep and print the bytecode diff, graphs and guards of each translation.
+        notes: torch.compile arguments that had no effect here, in words (NOTE: [compile modes]).
     """
 
     backend: Callable
@@ -27,6 +28,7 @@ class CompileConfig:
     fullgraph: bool = False
     dynamic: bool | None = None
     debug: bool = False
+    notes: tuple = ()
 
 
 class TranslatorHook(Protocol):

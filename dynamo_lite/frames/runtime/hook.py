@@ -40,6 +40,7 @@ from typing import Callable
 from bytecode import Bytecode, CellVar, Instr, Label
 
 from ... import config
+from ...backends.registry import InvalidBackend
 from ..bytecode import compat
 from .cache import TOKENS, CacheEntry, CodeCache, cache_of, fallback_entry, foreign_token, original_code
 from .context import UNBOUND, Activation, CompileConfig, FrameRequest, FrameState, Suspension
@@ -419,6 +420,8 @@ class FrameHook:
                 raise
             graph_breaks_log.info("%s runs eagerly: %s", key.where, exc)
             return fallback_entry(config, str(exc))
+        except InvalidBackend:  # the backend asked for does not serve these inputs: the caller's error
+            raise
         except Exception as exc:  # a compiler bug: the user's program must still run
             reason = f"internal compiler error: {type(exc).__name__}: {exc}"
             if config.fullgraph:

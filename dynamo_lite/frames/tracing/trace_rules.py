@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import sysconfig
+import types
 
 INLINE, FOLD, OPAQUE = "inline", "fold", "opaque"
 
@@ -41,6 +42,8 @@ EAGER_MODULES = {
                                "buffers (NOTE: [DDP under dl.compile])",
     "dynamo_lite.func": "dl.func transforms run eagerly: vmap runs the function per slice and watches the random "
                         "generator, grad and jacrev drive the autograd engine (NOTE: [vmap per slice])",
+    "dynamo_lite.frames": "dynamo_lite's compiler API (dl.compile, dl.explain, dl.disable, dl.reset, ...) runs "
+                          "eagerly: compiling is not part of the program's graph",
 }
 
 
@@ -64,9 +67,21 @@ def rule_for_code(code) -> str:
 
 
 def rule_for_function(fn) -> str:
-    """The rule of a Python function (see ``rule_for_code``)."""
-    code = getattr(fn, "__code__", None)
-    return INLINE if code is None else rule_for_code(code)
+    """The rule of a Python function (see ``rule_for_code``); OPAQUE for anything else that carries a
+    ``__code__`` (a Cython function's describes its ``.pyx`` source, not bytecode the translator can run)."""
+    if not isinstance(fn, types.FunctionType) or not isinstance(fn.__code__, types.CodeType):
+        return OPAQUE
+    return rule_for_code(fn.__code__)
+
+
+#: Type names of functions compiled to machine code that still look like Python functions (Cython's carry a
+#: ``__code__`` naming their ``.pyx`` line): always called opaquely.
+COMPILED_FUNCTION_TYPES = frozenset({"cython_function_or_method", "fused_cython_function", "cyfunction"})
+
+
+def is_compiled_function(value) -> bool:
+    """A Cython (or similar) function object: judged by its type's name, never by reading its attributes."""
+    return type(value).__name__ in COMPILED_FUNCTION_TYPES
 
 
 def is_library_code(code) -> bool:
@@ -81,6 +96,8 @@ ASK_AT_TRACE_TIME = object()
 #: have inside compiled code, or ASK_AT_TRACE_TIME for a fact fixed for the process (NOTE: [no CUDA device]).
 TRACE_TIME_VALUES = {
     "dynamo_lite.compiler.is_compiling": True,
+    "dynamo_lite.compiler.is_dynamo_compiling": True,
+    "dynamo_lite.compiler.is_exporting": False,
     "dynamo_lite.jit.is_scripting": False,
     "dynamo_lite.jit.is_tracing": False,
     "dynamo_lite.cuda.is_available": ASK_AT_TRACE_TIME,

@@ -241,4 +241,10 @@ def _graph_outputs(variables: list, output) -> list:
 
 
 def _break_reason(reason: Unsupported) -> BreakReason:
-    return BreakReason(reason.reason, reason.filename, reason.lineno, reason.hint)
+    callee = getattr(reason, "callee", None)
+    if callee is None or is_library_code(callee.__code__):
+        return BreakReason(reason.reason, reason.filename, reason.lineno, reason.hint)
+    # The callee's own frame compiles when the eager call runs it and reports this break again.
+    call_lineno = reason.user_stack[-1][1] if reason.user_stack else None
+    return BreakReason(reason.reason, reason.filename, reason.lineno, reason.hint,
+                       callee=callee.__qualname__, call_lineno=call_lineno)

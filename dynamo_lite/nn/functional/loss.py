@@ -10,6 +10,7 @@ import warnings
 
 from ...ops.core import api as ops
 from ...ops.autocast.policy import float32_function
+from ...ops.nn.class_targets import nll_class_targets
 from ...ops.core.meta_rules import TYPE_NAMES
 
 import math
@@ -142,7 +143,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     _check_batch(input, target)
     dim = _class_dim(input)
     keep = target != ignore_index
-    safe = ops.where(keep, target, 0)
+    safe = nll_class_targets(target, input.shape[dim], ignore_index)  # NOTE: [loss target bounds]
     picked = input.gather(dim, safe.unsqueeze(dim)).squeeze(dim)
     weights = _picked_weights(weight, safe, keep).to(input.dtype)
     loss = -(picked * weights)

@@ -45,6 +45,7 @@ from ..shape import views as _views, indexing as _indexing, shape_ops as _shape_
 from ..pointwise import pointwise as _pointwise, unary as _unary, comparison as _comparison, math_ops as _math_ops, complex_ops as _complex_ops, special_ops as _special_ops, float_functions as _float_functions, gamma_functions as _gamma_functions
 from ..reductions import reductions as _reductions, normalization as _normalization, sorting as _sorting, order_stats as _order_stats, scans_and_stats as _scans_and_stats
 from ..linalg import linalg as _linalg, contractions as _contractions, matrix_solve as _matrix_solve, products as _products
+from . import inplace_twins as _inplace_twins  # Tensor methods only (NOTE: [in-place twins])
 from ..nn import conv as _conv, nn_ops as _nn_ops, adaptive_pool as _adaptive_pool, conv_transpose as _conv_transpose, embedding_bags as _embedding_bags, resample as _resample
 from ..random import sampling as _sampling
 
@@ -56,5 +57,6 @@ API_MODULES = (
     _selection, _sampling, _adaptive_pool, _conv_transpose, _embedding_bags, _resample, _complex_ops,
     _tensor_functions, _order_stats, _differences, _matrix_solve, _special_ops, _float_functions,
     _gamma_functions, _scans_and_stats, _diagonals, _splits, _index_functions, _buffers, _products,
+    _inplace_twins,
 )
 __all__ = sorted({name for module in API_MODULES for name in module.__all__})

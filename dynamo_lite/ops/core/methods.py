@@ -22,7 +22,7 @@ METHOD_MODULES = (
     "nn.adaptive_pool", "nn.conv_transpose", "nn.embedding_bags", "nn.resample",
     "reductions.order_stats", "shape.differences", "linalg.matrix_solve", "pointwise.special_ops",
     "pointwise.float_functions", "pointwise.gamma_functions", "reductions.scans_and_stats",
-    "shape.diagonals", "shape.splits", "shape.index_functions", "creation.buffers", "linalg.products",
+    "shape.diagonals", "shape.splits", "shape.index_functions", "creation.buffers", "linalg.products", "core.inplace_twins",
 )
 
 

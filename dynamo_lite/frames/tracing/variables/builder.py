@@ -316,6 +316,8 @@ def _instance_variable(tx, value, source) -> VariableTracker:
                                 for k, v in value.keywords.items()}, source)
     if callable(value) and is_traceable_library_function(kind):
         return TracedCallableVariable(value, kind.__qualname__, source)
+    if trace_rules.is_compiled_function(value):
+        return OpaqueCallableVariable(value, source)
     return UserObjectVariable(value, source)
 
 
