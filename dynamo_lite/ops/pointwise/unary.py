@@ -12,7 +12,8 @@ from ..core.registry import register_table
 
 __all__ = [
     "neg", "negative", "abs", "absolute", "sign", "square", "exp", "log", "log1p", "log2", "expm1", "sqrt",
-    "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "sigmoid", "erf", "reciprocal", "floor", "ceil", "round", "trunc",
+    "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "sigmoid", "erf", "reciprocal", "floor", "ceil", "round",
+    "trunc",
     "relu", "gelu", "silu", "isnan", "isinf", "isfinite", "positive",
 ]
 
@@ -323,7 +324,7 @@ rsqrt = _public("rsqrt", "``1 / sqrt(input)``.")
 sin = _public("sin", "Sine.")
 cos = _public("cos", "Cosine.")
 tan = _public("tan", "Tangent.")
-sinh = _public("sinh", "Hyperbolic sine.\n\nExample:\n    >>> dl.sinh(dl.tensor([0.0])).tolist()\n    [0.0]")
+sinh = _public("sinh", "Hyperbolic sine.")
 cosh = _public("cosh", "Hyperbolic cosine.\n\nExample:\n    >>> dl.cosh(dl.tensor([0.0])).tolist()\n    [1.0]")
 tanh = _public("tanh", "Hyperbolic tangent.")
 sigmoid = _public("sigmoid", "``1 / (1 + exp(-input))``.\n\nExample:\n    >>> dl.sigmoid(dl.tensor([0.0])).tolist()\n    [0.5]")
