@@ -75,7 +75,7 @@ class Module(StateDictMixin, ConversionMixin, HooksMixin):
     # NOTE: [thin Module.__call__] Without hooks, calling a module is exactly calling its
     # forward, so the compiler inlines ``forward``; see NOTE: [module hooks and the compiler].
     def _call_impl(self, *args, **kwargs):
-        if self._forward_pre_hooks or self._forward_hooks:
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
