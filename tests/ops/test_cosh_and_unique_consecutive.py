@@ -68,3 +68,12 @@ def test_unique_consecutive_edges():
     nan = float("nan")
     assert dl.unique_consecutive(dl.tensor([nan, nan, 1.0]), return_counts=True)[1].tolist() == [1, 1, 1]
 
+
+
+def test_cosh_sinh_compiled_match_eager(backend):
+    from tests.helpers import assert_same
+
+    def f(x, y):
+        return (x.cosh() * 2 + y.sinh()).cosh() - x.sinh()
+
+    assert_same(f, dl.randn(3, 4), dl.randn(3, 4), backend=backend)
