@@ -39,6 +39,7 @@ from .backends import get_num_threads, set_num_threads  # noqa: E402
 from . import compiler, cuda, jit  # noqa: E402  (the torch.compiler/cuda/jit queries ported code makes)
 from . import testing  # noqa: E402  (dl.testing.assert_close)
 from . import linalg, special  # noqa: E402  (dl.linalg.norm/inv/solve ..., dl.special.erf ...)
+from . import overrides, return_types  # noqa: E402  (torch.overrides queries, named result types)
 from . import distributions  # noqa: E402  (dl.distributions.Normal, Categorical, kl_divergence ...)
 from .linalg_decompositions import legacy_qr as qr, legacy_svd as svd, logdet, pinverse  # noqa: E402
 from .linalg_decompositions import det, slogdet  # noqa: E402,F401  (dl.det, dl.slogdet as torch has them)

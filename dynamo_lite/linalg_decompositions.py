@@ -16,12 +16,12 @@ from .ops.linalg.matrix_decompositions import OPS
 
 __all__ = ["det", "eigh", "eigvalsh", "lstsq", "matrix_rank", "pinv", "qr", "slogdet", "svd", "svdvals"]
 
-SVDResult = namedtuple("svd", ["U", "S", "Vh"])
+SVDResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
 LegacySVDResult = namedtuple("svd", ["U", "S", "V"])
-EighResult = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
-QRResult = namedtuple("qr", ["Q", "R"])
-SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
-LstsqResult = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
+EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("linalg_qr", ["Q", "R"])
+SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
+LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
 def svd(A, full_matrices: bool = True, *, driver=None):

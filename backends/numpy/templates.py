@@ -131,6 +131,8 @@ TEMPLATES = {
     "sin": Template(_ufunc("sin"), quiet=True),
     "cos": Template(_ufunc("cos"), quiet=True),
     "tan": Template(_ufunc("tan"), quiet=True),
+    "sinh": Template(_ufunc("sinh"), quiet=True),
+    "cosh": Template(_ufunc("cosh"), quiet=True),
     "tanh": Template(_ufunc("tanh"), quiet=True),
     "reciprocal": Template(_reciprocal, quiet=True),
     "sigmoid": Template(_sigmoid, quiet=True, dtypes=WIDE_FLOATS),

@@ -5,11 +5,11 @@ from .modules import (
     ModuleDict, ModuleList, ReLU, Sequential, Sigmoid, SiLU, Softmax, Tanh,
 )
 from .module import Module
-from .parameter import Parameter
+from .parameter import Buffer, Parameter  # noqa: F401  (dl.nn.Buffer)
 
 __all__ = [
     "AvgPool2d", "Conv2d", "Dropout", "Embedding", "Flatten", "GELU", "Identity", "LayerNorm",
-    "Linear", "LogSoftmax", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "Parameter", "ReLU",
+    "Linear", "LogSoftmax", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "Parameter", "Buffer", "ReLU",
     "Sequential", "Sigmoid", "SiLU", "Softmax", "Tanh", "functional", "init",
 ]
 

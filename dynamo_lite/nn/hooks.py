@@ -1,4 +1,4 @@
-"""Forward hooks on modules: register_forward_pre_hook / register_forward_hook and their handles.
+"""Module hooks: forward (pre-)hooks, full backward (pre-)hooks and their handles.
 
 NOTE: [module hooks and the compiler] A module with no hooks is called straight through
 to ``forward`` (eager and compiled alike). With hooks, ``Module._call_impl`` runs
@@ -13,6 +13,8 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from ..tensor.autograd_fields import GRAD_MODE
+from .backward_hooks import BackwardHookCall
 from .versioning import changed
 
 #: Hook ids, unique in the process (a handle removes exactly the hook it registered).
@@ -20,7 +22,7 @@ _NEXT_HOOK_ID = itertools.count()
 
 #: The hook tables each module owns, created by ``Module.__init__``.
 HOOK_TABLES = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
-               "_forward_hooks_with_kwargs")
+               "_forward_hooks_with_kwargs", "_backward_hooks", "_backward_pre_hooks")
 
 
 class RemovableHandle:
@@ -101,6 +103,24 @@ class HooksMixin:
             raise NotImplementedError("register_forward_hook(always_call=True) is not supported")
         return self._register_hook("_forward_hooks", "_forward_hooks_with_kwargs", hook, prepend, with_kwargs)
 
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """Call ``hook(module, grad_output)`` in backward, once the output gradients are known.
+
+        A non-None result replaces ``grad_output`` (see nn/backward_hooks.py).
+        """
+        return self._register_hook("_backward_pre_hooks", "_backward_pre_hooks", hook, prepend, False)
+
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """Call ``hook(module, grad_input, grad_output)`` in backward, once the input gradients are known.
+
+        ``grad_input`` has one entry per positional input (None where it is not a tensor that
+        requires grad); a non-None result replaces it (see nn/backward_hooks.py).
+
+        Example:
+            >>> handle = layer.register_full_backward_hook(lambda module, grad_in, grad_out: None)
+        """
+        return self._register_hook("_backward_hooks", "_backward_hooks", hook, prepend, False)
+
     def _call_with_hooks(self, args: tuple, kwargs: dict):
         """``forward`` surrounded by the pre-hooks and hooks, in registration order."""
         with_kwargs = self._forward_pre_hooks_with_kwargs
@@ -116,10 +136,15 @@ class HooksMixin:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        backward = None
+        if (self._backward_hooks or self._backward_pre_hooks) and GRAD_MODE.enabled:
+            backward = BackwardHookCall(self, list(self._backward_hooks.values()),
+                                        list(self._backward_pre_hooks.values()))
+            args = backward.wrap_inputs(args)
         output = self.forward(*args, **kwargs)
         with_kwargs = self._forward_hooks_with_kwargs
         for hook_id, hook in list(self._forward_hooks.items()):
             result = hook(self, args, kwargs, output) if hook_id in with_kwargs else hook(self, args, output)
             if result is not None:
                 output = result
-        return output
+        return output if backward is None else backward.wrap_outputs(output)

@@ -6,7 +6,7 @@ from typing import Iterator
 from ..tensor.tensor import Tensor
 from .conversion import ConversionMixin
 from .hooks import HooksMixin, empty_hook_tables
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 from .state_dict import StateDictMixin
 from .versioning import changed, init_tags, link, restore_links, state_without_links
 
@@ -75,7 +75,7 @@ class Module(StateDictMixin, ConversionMixin, HooksMixin):
     # NOTE: [thin Module.__call__] Without hooks, calling a module is exactly calling its
     # forward, so the compiler inlines ``forward``; see NOTE: [module hooks and the compiler].
     def _call_impl(self, *args, **kwargs):
-        if self._forward_pre_hooks or self._forward_hooks:
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
 
@@ -159,6 +159,12 @@ class Module(StateDictMixin, ConversionMixin, HooksMixin):
                     "(dl.nn.Module or None expected)"
                 )
             self._modules[name] = value
+        elif isinstance(value, Buffer):
+            if d.get("_buffers") is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self._forget(name, keep="_buffers")
+            self.register_buffer(name, value, value.persistent)
+            return  # register_buffer counted the change
         elif name in d.get("_buffers", ()):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(

@@ -180,7 +180,8 @@ def _unary(name, low=None):
 
 _UNARY_DOMAINS = {"log": 0.5, "log2": 0.5, "log1p": 0.5, "sqrt": 0.5, "rsqrt": 0.5, "reciprocal": 0.5}
 for _name in ("neg", "abs", "sign", "square", "exp", "log", "log1p", "log2", "expm1", "sqrt", "rsqrt", "sin",
-              "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal", "floor", "ceil", "round", "trunc", "relu"):
+              "cos", "tan", "sinh", "cosh", "tanh", "sigmoid", "erf", "reciprocal", "floor", "ceil", "round",
+              "trunc", "relu"):
     CASES[_name] = _unary(_name, _UNARY_DOMAINS.get(_name))
     CASES[_name + "_"] = [(inplace(_name + "_"), [T(3, 4, low=_UNARY_DOMAINS.get(_name))])]
 

@@ -67,7 +67,7 @@ SAMPLES = {
     # unary
     **{name: (lambda name=name: (getattr(dl, name)(XT), getattr(dl, name)(CL)))
        for name in ("neg", "abs", "sign", "square", "exp", "log", "log1p", "log2", "expm1", "sqrt",
-                    "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal", "floor",
+                    "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "sigmoid", "erf", "reciprocal", "floor",
                     "ceil", "round", "trunc", "relu", "silu", "isnan", "isinf", "isfinite")},
     "gelu": lambda: (dl.gelu(XT), dl.gelu(CL, approximate="tanh")),
     # comparisons, logical, bitwise, selection
@@ -228,6 +228,8 @@ SAMPLES.update({
     "nonzero": lambda: (dl.nonzero(XT > 0), dl.nonzero(CL)),
     "masked_select": lambda: dl.masked_select(XT, mask(4)),
     "unique": lambda: (dl.unique(INT, return_inverse=True, return_counts=True), dl.unique(i64(4, 2), dim=0)),
+    "unique_consecutive": lambda: (dl.unique_consecutive(INT, return_inverse=True, return_counts=True),
+                                   dl.unique_consecutive(i64(4, 2), dim=0)),
     "bincount": lambda: (dl.bincount(i64(7, high=5)), dl.bincount(i64(4), f32(4), minlength=5)),
     "multinomial": lambda: (dl.multinomial(XT.abs(), 2), dl.multinomial(X[0].abs(), 6, replacement=True)),
     "bernoulli": lambda: (dl.bernoulli(XT.abs().clamp(max=1)), dl.bernoulli(CL, 0.5)),

@@ -220,12 +220,13 @@ def test_sorting_and_scatter_compile_into_one_graph(backend):
     assert dl.stats().frames_compiled == 1
 
 
-@pytest.mark.parametrize("fn_name", ["nonzero", "masked_select", "unique", "bincount"])
+@pytest.mark.parametrize("fn_name", ["nonzero", "masked_select", "unique", "unique_consecutive", "bincount"])
 def test_data_dependent_ops_break_the_graph_and_match_eager(fn_name, backend):
     programs = {
         "nonzero": lambda x: dl.nonzero(x > 0).float().sum() + x.sum(),
         "masked_select": lambda x: dl.masked_select(x * 2, x > 0).sum() - 1,
         "unique": lambda x: dl.unique((x * 2).round(), return_counts=True)[1] + 1,
+        "unique_consecutive": lambda x: dl.unique_consecutive((x * 2).round(), return_counts=True)[1] + 1,
         "bincount": lambda x: dl.bincount((x.abs() * 3).long().flatten()) * 2,
     }
     fn = programs[fn_name]

@@ -33,6 +33,8 @@ FLOAT_FUNCTIONS = {
     "sin": (np.sin, None),
     "cos": (np.cos, None),
     "tan": (np.tan, None),
+    "sinh": (np.sinh, None),
+    "cosh": (np.cosh, None),
     "tanh": (np.tanh, None),
     "sigmoid": (lambda v: 1 / (1 + np.exp(-v)), None),
     "reciprocal": (np.reciprocal, lambda v: np.where(v == 0, 1, v)),

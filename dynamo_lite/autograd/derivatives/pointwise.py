@@ -197,6 +197,16 @@ def tan_backward(grad, input, result):
     return OPS["mul"](grad, conj(OPS["add"](OPS["mul"](result, result), 1)))
 
 
+@derivative("sinh", saves=("input",))
+def sinh_backward(grad, input):
+    return OPS["mul"](grad, conj(OPS["cosh"](input)))
+
+
+@derivative("cosh", saves=("input",))
+def cosh_backward(grad, input):
+    return OPS["mul"](grad, conj(OPS["sinh"](input)))
+
+
 @derivative("tanh", saves=("result",))
 def tanh_backward(grad, input, result):
     return OPS["mul"](grad, conj(one_minus(OPS["mul"](result, result))))

@@ -93,7 +93,7 @@ _NO_GRADIENT_GROUPS = {
         "logical_and", "logical_or", "logical_xor", "logical_not",
         "bitwise_and", "bitwise_and_", "bitwise_or", "bitwise_or_", "bitwise_xor", "bitwise_xor_",
         "bitwise_not", "bitwise_not_", "argmax", "argmin", "all", "any", "one_hot", "randperm", "isclose",
-        "searchsorted", "nonzero", "unique", "bincount", "multinomial", "nll_class_targets",
+        "searchsorted", "nonzero", "unique", "unique_consecutive", "bincount", "multinomial", "nll_class_targets",
     ),
     "factories: the output does not depend on any input's values": (
         "tensor", "empty", "zeros", "ones", "full", "empty_strided", "arange", "linspace", "eye",

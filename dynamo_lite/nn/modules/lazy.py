@@ -14,81 +14,12 @@ Example:
 from __future__ import annotations
 
 from ...ops.core import api as ops
-from ...tensor.tensor import Tensor
 from ...tensor.dtype import int64
 from ...autograd.grad_mode import no_grad
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter, UninitializedTensorMixin
 from .batchnorm import BatchNorm1d, BatchNorm2d
 from .conv import Conv1d, Conv2d
 from .linear import Linear
-
-_UNINITIALIZED_MESSAGE = ("Can't access the shape of an uninitialized parameter or buffer. This error usually "
-                          "happens in `load_state_dict` when trying to load an uninitialized parameter into an "
-                          "initialized one. Call `forward` to initialize the parameters before accessing their "
-                          "attributes.")
-
-
-class UninitializedTensorMixin:
-    """A placeholder tensor: ``materialize(shape)`` gives it storage and its concrete class."""
-
-    cls_to_become = Tensor
-
-    def materialize(self, shape, device=None, dtype=None) -> None:
-        """Allocate (uninitialized) storage of ``shape`` and become ``cls_to_become``."""
-        device = self.device if device is None else device
-        dtype = self.dtype if dtype is None else dtype
-        shape = (shape,) if isinstance(shape, int) else tuple(shape)
-        self._set_data(ops.empty(shape, device=device, dtype=dtype))
-        self.__class__ = self.cls_to_become
-
-    @property
-    def shape(self):
-        raise RuntimeError(_UNINITIALIZED_MESSAGE)
-
-    def size(self, dim=None):
-        raise RuntimeError(_UNINITIALIZED_MESSAGE)
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__}>"
-
-    __str__ = __repr__
-
-
-class UninitializedParameter(UninitializedTensorMixin, Parameter):
-    """A parameter whose shape is not known yet (see the module docstring).
-
-    Example:
-        >>> p = dl.nn.UninitializedParameter()
-        >>> p.materialize((2, 3)); type(p).__name__, p.shape
-        ('Parameter', dl.Size([2, 3]))
-    """
-
-    cls_to_become = Parameter
-
-    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
-        return super().__new__(cls, ops.empty(0, device=device, dtype=dtype), requires_grad)
-
-    def __init__(self, *args, **kwargs):
-        pass
-
-    def __deepcopy__(self, memo):
-        return type(self)(self.requires_grad, self.device, self.dtype)
-
-    __hash__ = Parameter.__hash__
-
-
-class UninitializedBuffer(UninitializedTensorMixin, Tensor):
-    """A buffer whose shape is not known yet."""
-
-    def __new__(cls, requires_grad: bool = False, device=None, dtype=None):
-        data = ops.empty(0, device=device, dtype=dtype)
-        return cls._make(data._storage, data._sizes, data._strides, data._offset, data._dtype)
-
-    def __init__(self, *args, **kwargs):
-        pass
-
-    __hash__ = Tensor.__hash__
-
 
 def is_lazy(value) -> bool:
     return isinstance(value, UninitializedTensorMixin)

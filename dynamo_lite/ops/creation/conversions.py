@@ -137,6 +137,9 @@ def zero_(self):
     return zero_op(self)
 
 
+_PYTHON_SCALAR_TYPES = (builtins.bool, builtins.int, builtins.float, builtins.complex)
+
+
 def _parse_to(self, args, kwargs):
     dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
@@ -148,7 +151,7 @@ def _parse_to(self, args, kwargs):
     for arg in args:
         if _is_tensor(arg):
             dtype, device = arg.dtype, arg.device
-        elif isinstance(arg, DType):
+        elif isinstance(arg, DType) or arg in _PYTHON_SCALAR_TYPES:  # x.to(bool): Python types name dtypes
             dtype = arg
         elif isinstance(arg, builtins.bool):
             flags.append(arg)  # non_blocking, copy (positional, in that order)

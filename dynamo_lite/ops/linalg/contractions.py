@@ -11,6 +11,7 @@ from ..core import meta_rules as mr
 from .linalg import _bmm_shape, _check_expand, addmm_kernel, bmm_meta, mm, scale_kwargs
 from ..pointwise.pointwise import mul
 from ..core.registry import register_op
+from ..core.out_arg import check_out_autograd, write_out
 from ..shape.views import permute, reshape
 
 __all__ = ["einsum", "tensordot", "outer", "ger", "kron", "diag", "baddbmm"]
@@ -299,7 +300,7 @@ def tensordot(a, b, dims=2):
     return reshape(mm(left, right), out_shape)
 
 
-def outer(input, vec2):
+def outer(input, vec2, *, out=None):
     """The outer product of two vectors (``input[i] * vec2[j]``, with type promotion).
 
     Example:
@@ -309,6 +310,9 @@ def outer(input, vec2):
     for name, t in (("self", input), ("vec2", vec2)):
         if t.ndim != 1:
             raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
+    if out is not None:
+        check_out_autograd("outer", out, input, vec2)
+        return write_out(out, mul(reshape(input, (-1, 1)), vec2))
     return mul(reshape(input, (-1, 1)), vec2)
 
 

@@ -21,6 +21,7 @@ from ..shape import shape_ops
 from ..pointwise import unary
 from ..shape.diagonals import diagonal, triu_indices
 from ..core.registry import register_op
+from ..core.out_arg import check_out_autograd, write_out
 
 __all__ = [
     "inner", "vdot", "cross", "mv", "addmv", "addr", "addbmm", "chain_matmul", "trace", "matrix_exp", "cov",
@@ -153,7 +154,7 @@ def linalg_cross(input, other, *, dim=-1):
     return _cross(input, other, dim)
 
 
-def mv(input, vec):
+def mv(input, vec, *, out=None):
     """Matrix times vector.
 
     Example:
@@ -162,6 +163,9 @@ def mv(input, vec):
     """
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {input.ndim}, {vec.ndim}")
+    if out is not None:
+        check_out_autograd("mv", out, input, vec)
+        return write_out(out, linalg.matmul(input, vec))
     return linalg.matmul(input, vec)
 
 

@@ -2,6 +2,7 @@
 polar, complex and angle."""
 from __future__ import annotations
 
+import builtins
 import math
 
 import numpy as np
@@ -196,6 +197,19 @@ def angle(input):
     return OPS["angle"](input)
 
 
+def _write_part(part):
+    """The setter of ``x.real``/``x.imag``: copy a tensor or number into that view of ``x``."""
+    def setter(self, value):
+        view = part(self)
+        if isinstance(value, (bool, int, float, builtins.complex, np.number)):
+            view.fill_(value)
+        else:
+            view.copy_(value)
+
+    setter.__name__ = f"set_{part.__name__}"
+    return setter
+
+
 METHODS = {
-    "real": property(real), "imag": property(imag), "angle": angle,
+    "real": property(real, _write_part(real)), "imag": property(imag, _write_part(imag)), "angle": angle,
 }

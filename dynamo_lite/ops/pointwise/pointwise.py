@@ -9,6 +9,7 @@ from ...tensor.tensor import Tensor
 from ..core import meta_rules as mr
 from ..core.kernel_utils import as_dtype, compute_dtype, fit_scalar, integer_zero_check, promoted_dtype, quiet
 from ..core.registry import register_op
+from ..core.out_arg import check_out_autograd, write_out
 
 __all__ = [
     "add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide", "floor_divide",
@@ -214,13 +215,16 @@ for _name, (_meta, _kernel) in BINARY_OPS.items():
 
 
 # -- public functions ---------------------------------------------------------------------
-def add(input, other, *, alpha=1):
+def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other`` with broadcasting and type promotion.
 
     Example:
         >>> dl.add(dl.tensor([1, 2]), 1.5).tolist()
         [2.5, 3.5]
     """
+    if out is not None:
+        check_out_autograd("add", out, input, other)
+        return write_out(out, add(input, other, alpha=alpha))
     return OPS["add"](input, other) if alpha == 1 else OPS["add"](input, other, alpha=alpha)
 
 

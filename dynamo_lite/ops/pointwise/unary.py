@@ -12,7 +12,8 @@ from ..core.registry import register_table
 
 __all__ = [
     "neg", "negative", "abs", "absolute", "sign", "square", "exp", "log", "log1p", "log2", "expm1", "sqrt",
-    "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "erf", "reciprocal", "floor", "ceil", "round", "trunc",
+    "rsqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "sigmoid", "erf", "reciprocal", "floor", "ceil", "round",
+    "trunc",
     "relu", "gelu", "silu", "isnan", "isinf", "isfinite", "positive",
 ]
 
@@ -251,6 +252,8 @@ UNARY_OPS = {
     "sin": (float_unary_meta, _ufunc_kernel(np.sin), True),
     "cos": (float_unary_meta, _ufunc_kernel(np.cos), True),
     "tan": (float_unary_meta, _ufunc_kernel(np.tan), True),
+    "sinh": (float_unary_meta, _ufunc_kernel(np.sinh), True),  # overflows to inf: quiet, like torch
+    "cosh": (float_unary_meta, _ufunc_kernel(np.cosh), True),
     "tanh": (float_unary_meta, _ufunc_kernel(np.tanh), True),
     "sigmoid": (float_unary_meta, sigmoid_kernel, True),
     "erf": (float_unary_meta, erf_kernel, True),
@@ -321,6 +324,8 @@ rsqrt = _public("rsqrt", "``1 / sqrt(input)``.")
 sin = _public("sin", "Sine.")
 cos = _public("cos", "Cosine.")
 tan = _public("tan", "Tangent.")
+sinh = _public("sinh", "Hyperbolic sine.")
+cosh = _public("cosh", "Hyperbolic cosine.\n\nExample:\n    >>> dl.cosh(dl.tensor([0.0])).tolist()\n    [1.0]")
 tanh = _public("tanh", "Hyperbolic tangent.")
 sigmoid = _public("sigmoid", "``1 / (1 + exp(-input))``.\n\nExample:\n    >>> dl.sigmoid(dl.tensor([0.0])).tolist()\n    [0.5]")
 erf = _public("erf", "The error function (see NOTE: [erf] for accuracy).\n\nExample:\n    >>> round(dl.erf(dl.tensor([1.0])).item(), 6)\n    0.842701")

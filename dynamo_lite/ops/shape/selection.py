@@ -1,4 +1,4 @@
-"""Ops whose output size depends on the data: nonzero, masked_select, unique, bincount (+ count_nonzero).
+"""Ops whose output size depends on the data: nonzero, masked_select, unique(_consecutive), bincount.
 
 NOTE: [data-dependent sizes] The meta rule of such an op cannot know its output size
 from shapes alone, so each op takes the size as an argument (``count``/``length``) and
@@ -15,7 +15,7 @@ from ...tensor.layout import broadcast_shapes, normalize_dim
 from ..core import meta_rules as mr
 from ..core.registry import register_op
 
-__all__ = ["nonzero", "argwhere", "masked_select", "unique", "bincount", "count_nonzero"]
+__all__ = ["nonzero", "argwhere", "masked_select", "unique", "unique_consecutive", "bincount", "count_nonzero"]
 
 
 # -- meta rules ---------------------------------------------------------------------------
@@ -90,6 +90,32 @@ def unique_kernel(xp, x, *, out, count, dim=None, return_inverse=False, return_c
     return out
 
 
+def _run_starts(xp, x, axis):
+    """A bool mask over the (flattened, or along ``axis``) entries: True where a new run begins."""
+    if axis is None:
+        rows = x.reshape(-1, 1)
+    else:
+        rows = xp.moveaxis(x, axis, 0).reshape(x.shape[axis], -1)
+    starts = xp.ones(rows.shape[0], dtype=bool)
+    if rows.shape[0] > 1:
+        starts[1:] = xp.any(rows[1:] != rows[:-1], axis=1)  # NaN != NaN: each NaN starts a run
+    return starts
+
+
+def unique_consecutive_kernel(xp, x, *, out, count, dim=None, return_inverse=False, return_counts=False):
+    axis = None if dim is None else normalize_dim(dim, x.ndim)
+    starts = _run_starts(xp, x, axis)
+    first = xp.nonzero(starts)[0]
+    results = [x.reshape(-1)[first] if axis is None else xp.take(x, first, axis=axis)]
+    if return_inverse:
+        results.append((xp.cumsum(starts) - 1).reshape(out[1].shape))
+    if return_counts:
+        results.append(xp.diff(xp.append(first, starts.shape[0])))
+    for target, result in zip(out, results):
+        target[...] = result
+    return out
+
+
 def bincount_kernel(xp, x, weights=None, *, out, length):
     if x.size and int(x.min()) < 0:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
@@ -101,6 +127,7 @@ OPS = {
     "nonzero": register_op("nonzero", meta=nonzero_meta, kernel=nonzero_kernel),
     "masked_select": register_op("masked_select", meta=masked_select_meta, kernel=masked_select_kernel),
     "unique": register_op("unique", meta=unique_meta, kernel=unique_kernel),
+    "unique_consecutive": register_op("unique_consecutive", meta=unique_meta, kernel=unique_consecutive_kernel),
     "bincount": register_op("bincount", meta=bincount_meta, kernel=bincount_kernel),
 }
 
@@ -196,6 +223,41 @@ def _unique_slices(input, dim) -> int:
     return int(np.unique(host, axis=normalize_dim(dim, input.ndim)).shape[normalize_dim(dim, input.ndim)])
 
 
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse each run of equal consecutive values (or slices along ``dim``) to one.
+
+    Returns the values, plus the run index of every input entry (``return_inverse``) and the
+    run lengths (``return_counts``) when asked, as torch does.
+
+    Example:
+        >>> dl.unique_consecutive(dl.tensor([1, 1, 2, 2, 3, 1])).tolist()
+        [1, 2, 3, 1]
+    """
+    if dim is None:
+        arr = input.reshape(-1)
+    else:
+        dim = normalize_dim(dim, input.ndim)
+        arr = input.movedim(dim, 0).reshape(input.shape[dim], -1)
+    if arr.shape[0] == 0:
+        count = 0
+    elif arr.shape[0] == 1:
+        count = 1
+    else:
+        change = arr[1:] != arr[:-1]
+        if dim is not None:
+            change = change.any(1)
+        count = _read_int(count_nonzero(change)) + 1  # reads the data: see NOTE: [data-dependent sizes]
+    kwargs = {"count": count}
+    if dim is not None:
+        kwargs["dim"] = dim
+    if return_inverse:
+        kwargs["return_inverse"] = True
+    if return_counts:
+        kwargs["return_counts"] = True
+    outputs = OPS["unique_consecutive"](input, **kwargs)
+    return outputs if return_inverse or return_counts else outputs[0]
+
+
 def bincount(input, weights=None, minlength=0):
     """How often each value ``0..max(input)`` occurs (or the sum of its ``weights``).
 
@@ -216,5 +278,6 @@ def bincount(input, weights=None, minlength=0):
 
 METHODS = {
     "nonzero": nonzero, "argwhere": argwhere, "masked_select": masked_select, "unique": unique,
+    "unique_consecutive": unique_consecutive,
     "bincount": bincount, "count_nonzero": count_nonzero,
 }

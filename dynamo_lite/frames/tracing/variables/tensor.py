@@ -50,6 +50,11 @@ class TensorVariable(VariableTracker):
         return tx.wrap_traced(value)
 
     def store_attribute(self, tx, name: str, value) -> None:
+        if name in ("real", "imag"):  # ``x.real = v`` writes into the part's view: copy_ (fill_ for a number)
+            part = self.var_getattr(tx, name)
+            writer = "copy_" if isinstance(value, TensorVariable) else "fill_"
+            part.var_getattr(tx, writer).call(tx, [value], {})
+            return
         store_grad(self, tx, name, value)
 
     def unpack(self, tx) -> list:
