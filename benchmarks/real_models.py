@@ -20,7 +20,6 @@ import argparse
 import collections
 import math
 import os
-import platform
 import sys
 import time
 
@@ -28,21 +27,11 @@ import numpy as np
 
 import dynamo_lite as dl
 from dynamo_lite.backends.registry import AUTO
+from dynamo_lite.backends.native.toolchain import cpu_model
 from dynamo_lite.backends.tiered import TieredFunction
 
 from .real_model_zoo import MODELS, copy_weights
 from .timing import measure
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 class TrackingAuto:

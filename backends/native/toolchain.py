@@ -78,7 +78,8 @@ def compiler_available() -> tuple:
 
 
 @functools.lru_cache(maxsize=1)
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """The CPU model name (/proc/cpuinfo), else what the platform module says."""
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
@@ -115,7 +116,7 @@ def build(source: str) -> ctypes.CDLL:
     errors = []
     for libs in (VECTOR_MATH_LIBS, SCALAR_MATH_LIBS):
         text = source if libs is VECTOR_MATH_LIBS else "#define DL_NO_VECTOR_MATH 1\n" + source
-        key = hashlib.sha256("\0".join((text, version, " ".join(flags + libs), _cpu_model())).encode())
+        key = hashlib.sha256("\0".join((text, version, " ".join(flags + libs), cpu_model())).encode())
         key = key.hexdigest()[:32]
         path = disk_cache.verified_entry(directory, key)
         if path is None:
