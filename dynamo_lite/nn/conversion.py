@@ -1,10 +1,15 @@
 """Module conversion: moving/casting every parameter and buffer (to, float, half, cuda ...)."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..tensor.dtype import bfloat16, dtype as DType, float16, float32, float64
 from ..tensor.layout import _MemoryFormat
 from ..tensor.tensor import Tensor
 from .versioning import changed
+
+if TYPE_CHECKING:  # annotations only: the module class imports this mixin
+    from .module import Module
 
 
 class ConversionMixin:

@@ -1,6 +1,6 @@
 """Calls of torch's tensor ops recorded once with PyTorch, replayed against dynamo_lite (the porting ops).
 
-Shared by the recorder (``tests/ops/fixtures/record_port_ops.py``, run with a PyTorch venv)
+Shared by the recorder (``tests/ops/fixtures/record_torch_ops.py``, run with a PyTorch venv)
 and the tests, which never import torch. A case is ``(name, path, args, kwargs)``: ``path``
 names a function under the library root (``"logaddexp"``, ``"special.i0"``), or a Tensor
 method when it starts with a dot (``".xlogy_"``: called on the first argument). Tensor

@@ -1,9 +1,9 @@
 """The porting ops (1: elementwise, gamma, nan-reductions, scans; 2: shapes, indexing; 3: linalg-lite) against PyTorch.
 
-``fixtures/port_ops.npz`` holds each case's inputs and torch's outputs and gradients,
-``fixtures/port_ops_errors.json`` torch's exception type and message for bad input; both
-were written by ``fixtures/record_port_ops.py`` with PyTorch 2.13 (CPU) from the cases in
-``port_cases.py``. Tests never import torch.
+``fixtures/torch_ops.npz`` holds each case's inputs and torch's outputs and gradients,
+``fixtures/torch_ops_errors.json`` torch's exception type and message for bad input; both
+were written by ``fixtures/record_torch_ops.py`` with PyTorch 2.13 (CPU) from the cases in
+``torch_op_cases.py``. Tests never import torch.
 """
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ import pytest
 import dynamo_lite as dl
 from tests.helpers import assert_same
 
-from . import port_cases as C
+from . import torch_op_cases as C
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
-RECORDED = np.load(FIXTURES / "port_ops.npz")
-ERRORS = json.loads((FIXTURES / "port_ops_errors.json").read_text())
+RECORDED = np.load(FIXTURES / "torch_ops.npz")
+ERRORS = json.loads((FIXTURES / "torch_ops_errors.json").read_text())
 CASES = {c[0]: c for c in C.CASES}
 #: float32 results computed by different (equally valid) float64 algorithms round apart by an ulp or so.
 TOLERANCE = {"rtol": 2e-6, "atol": 1e-6}
