@@ -1,21 +1,18 @@
 """Module conversion: moving/casting every parameter and buffer (to, float, half, cuda ...)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Self
 
 from ..tensor.dtype import bfloat16, dtype as DType, float16, float32, float64
 from ..tensor.layout import _MemoryFormat
 from ..tensor.tensor import Tensor
 from .versioning import changed
 
-if TYPE_CHECKING:  # annotations only: the module class imports this mixin
-    from .module import Module
-
 
 class ConversionMixin:
     """``to`` / ``float`` / ``double`` / ``half`` / ``cpu`` / ``cuda`` for Module."""
 
-    def _apply(self, fn) -> "Module":
+    def _apply(self, fn) -> Self:
         """Replace every parameter's and buffer's value by ``fn(tensor)``, recursively.
 
         Parameters keep their object identity (their data is rebound), buffers are replaced.
@@ -32,7 +29,7 @@ class ConversionMixin:
             changed(module)
         return self
 
-    def to(self, *args, **kwargs) -> "Module":
+    def to(self, *args, **kwargs) -> Self:
         """Move/cast parameters and buffers; returns ``self``.
 
         Accepts ``to(device)``, ``to(dtype)``, ``to(tensor)``, ``to(device, dtype)`` and
@@ -60,22 +57,22 @@ class ConversionMixin:
 
         return self._apply(convert)
 
-    def _cast_floating(self, dtype) -> "Module":
+    def _cast_floating(self, dtype) -> Self:
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
-    def float(self) -> "Module":
+    def float(self) -> Self:
         """Cast floating-point parameters and buffers to float32."""
         return self._cast_floating(float32)
 
-    def double(self) -> "Module":
+    def double(self) -> Self:
         """Cast floating-point parameters and buffers to float64."""
         return self._cast_floating(float64)
 
-    def half(self) -> "Module":
+    def half(self) -> Self:
         """Cast floating-point parameters and buffers to float16."""
         return self._cast_floating(float16)
 
-    def bfloat16(self) -> "Module":
+    def bfloat16(self) -> Self:
         """Cast floating-point parameters and buffers to bfloat16.
 
         Example:
@@ -84,17 +81,17 @@ class ConversionMixin:
         """
         return self._cast_floating(bfloat16)
 
-    def cpu(self) -> "Module":
+    def cpu(self) -> Self:
         return self.to(device="cpu")
 
-    def cuda(self, device=None) -> "Module":
+    def cuda(self, device=None) -> Self:
         if device is None:
             device = "cuda"
         elif isinstance(device, int):
             device = f"cuda:{device}"
         return self.to(device=device)
 
-    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+    def requires_grad_(self, requires_grad: bool = True) -> Self:
         """Set ``requires_grad`` on every parameter (whether autograd computes its ``.grad``)."""
         for param in self.parameters():
             param.requires_grad_(requires_grad)
