@@ -20,6 +20,7 @@ from .dicts import DictVariable, constant_key, make_dict
 from .exceptions import RuntimeValueVariable
 from .functions import SuperVariable, zero_argument_super
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
+from .user_iteration import user_iterator
 from .scan_values import symbolic_range
 from .sets import SetVariable
 from . import lifted_float, symbolic
@@ -151,6 +152,7 @@ def _iter(tx, value):
 
 
 def _next(tx, iterator, default=None):
+    iterator = user_iterator(iterator) or iterator  # an object with a Python __next__
     if not isinstance(iterator, IteratorVariable):
         raise Unsupported("next() on a non-iterator")
     item = iterator.next_item(tx)
@@ -173,7 +175,7 @@ def _sorted(tx, iterable, **kwargs):
 
 def _set_of(set_type):
     def handler(tx, iterable=None):
-        return SetVariable.of([] if iterable is None else iterate(tx, iterable).unpack(tx), set_type)
+        return SetVariable.of([] if iterable is None else iterate(tx, iterable).unpack(tx), set_type, tx)
 
     return handler
 
@@ -325,7 +327,7 @@ BUILTIN_HANDLERS = {
 def _dict_fromkeys(tx, keys, value=None):
     """``dict.fromkeys(keys, value)``: every key maps to the same value object."""
     value = value if value is not None else ConstantVariable(None)
-    return DictVariable({constant_key(key): value for key in iterate(tx, keys).unpack(tx)})
+    return DictVariable({constant_key(key, tx): value for key in iterate(tx, keys).unpack(tx)})
 
 
 #: (builtin, attribute) -> handler(tx, *args, **kwargs) of the attribute's call.

@@ -16,6 +16,7 @@ from .containers import TupleVariable
 from .contexts import enter_user_context
 from .functions import UserMethodVariable
 from .iterators import IteratorVariable
+from .user_iteration import iterate_user_object
 
 
 def _static_attr(obj, name):
@@ -181,6 +182,9 @@ class UserObjectVariable(ObjectVariable):
 
     def enter_with(self, tx) -> tuple:
         return enter_user_context(tx, self)
+
+    def iterate(self, tx) -> IteratorVariable:
+        return iterate_user_object(tx, self)  # the class's __iter__ (and __next__) inlined
 
 
 class NNModuleVariable(ObjectVariable):

@@ -8,6 +8,7 @@ from ...errors import Unsupported
 from ...tracing.variables import lifted_float, symbolic
 from ...tracing.variables.base import ConstantVariable, SymIntVariable
 from ...tracing.variables.containers import BaseListVariable
+from ...tracing.variables.identity_keys import contains_by_identity
 from ...tracing.variables.tensor import TensorVariable, TracedCallableVariable
 from ...tracing.variables.scan_values import symbolic_int_subscript
 from ...tracing.variables.typing_aliases import fold_typing_subscript
@@ -72,10 +73,10 @@ def contains_op(tx, ins):
         found = container.contains(tx, item)
     elif container.is_python_constant() and item.is_python_constant():
         found = item.as_python_constant() in container.as_python_constant()
-    elif isinstance(item, TensorVariable) and isinstance(container, BaseListVariable):
-        found = any(isinstance(v, TensorVariable) and v.proxy is item.proxy for v in container.items)
-        if not found:
-            raise Unsupported("'in' comparing a tensor with tensor values (data-dependent)")
+    elif isinstance(container, BaseListVariable):
+        # Python tests each element in order, ``v is item or v == item``: identity decides for
+        # objects and a tensor met itself; a tensor compared with another value is data-dependent.
+        found = contains_by_identity(tx, item, container.items)
     else:
         raise Unsupported("'in' test on values that are not constants")
     tx.push(ConstantVariable(found != bool(ins.arg)))
