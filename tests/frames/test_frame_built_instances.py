@@ -193,17 +193,23 @@ def test_dataclass_replace(backend):
     one_graph(f, backend, lambda c: (t(c), Config(2.0 + c)))
 
 
-def test_functools_wraps_decorator_made_in_the_frame(backend):
+def _double(v):
+    """doubles"""
+    return v * 2
+
+
+def _plus_one(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs) + 1
+
+    return wrapper
+
+
+def test_functools_wraps_decorator_applied_in_the_frame(backend):
     def f(x):
-        def inner(v):
-            """doubles"""
-            return v * 2
-
-        @functools.wraps(inner)
-        def wrapper(v):
-            return inner(v) + 1
-
-        return wrapper(x), wrapper.__name__, wrapper.__doc__
+        wrapped = _plus_one(_double)
+        return wrapped(x), wrapped.__name__, wrapped.__doc__, wrapped.__wrapped__ is _double, wrapped
 
     one_graph(f, backend)
 

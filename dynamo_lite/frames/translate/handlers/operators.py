@@ -40,6 +40,13 @@ def compare_op(tx, ins):
     tx.push(tx.binary_operation(COMPARE_OPS[symbol], left, right))
 
 
+def _python_type(variable):
+    try:
+        return variable.python_type()
+    except Exception:  # a variable that does not know its type
+        return None
+
+
 def _identity(left, right) -> bool:
     if isinstance(left, SymIntVariable) != isinstance(right, SymIntVariable):
         other = right if isinstance(left, SymIntVariable) else left
@@ -53,6 +60,8 @@ def _identity(left, right) -> bool:
         return False  # a tensor is never a constant
     if left is right:
         return True
+    if _python_type(left) is not _python_type(right) and None not in (_python_type(left), _python_type(right)):
+        return False  # objects of different types are different objects
     if hasattr(left, "value") and hasattr(right, "value") and left.source is not None and right.source is not None:
         return left.value is right.value  # objects read from the frame: guarded by type and identity
     raise Unsupported("'is' between values whose identity is unknown while tracing")
