@@ -122,6 +122,26 @@ def test_activation_module_made_in_forward_escapes_as_a_new_module(backend):
     assert first[0] is not second[0] and dl.stats().graph_breaks == 0
 
 
+def test_module_list_of_activations_made_in_forward(backend):
+    def f(x):
+        layers = nn.ModuleList([nn.ReLU(), nn.Softplus(beta=2.0), nn.Identity()])
+        for layer in layers:
+            x = layer(x - 1)
+        return x, len(layers), isinstance(layers[1], nn.Softplus)
+
+    one_graph(f, backend)
+
+
+def test_module_made_in_forward_from_a_tensor_breaks_with_a_reason(backend):
+    def f(x):
+        y = x + 1
+        return nn.Softplus(beta=y.sum())(y)  # the constructor would take a tensor from the graph
+
+    assert_transparent(f, lambda c: (t(c),), backend)
+    report = dl.explain(f, backend=backend)(t(0))
+    assert "creating a module inside the compiled function from a Tensor" in str(report.break_reasons[0])
+
+
 def test_linear_with_a_given_weight_made_in_forward(backend):
     """Still a graph break: nn.Linear's constructor draws its initial weights from the random
     generator (the break says so); compiled must still equal eager."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 from ....nn.module import Module
 from ....tensor.generator import default_generator
 from ...errors import Unsupported, UserError
+from .containers import ListVariable, TupleVariable
 from .objects import NNModuleVariable
 
 
@@ -58,7 +59,7 @@ class FrameModuleVariable(NNModuleVariable):
                 if candidate.value is value:
                     return candidate
                 pending.extend([*candidate.args, *candidate.kwargs.values()])
-            elif hasattr(candidate, "items") and isinstance(candidate.items, list):  # a list of modules
+            elif type(candidate) in (ListVariable, TupleVariable):  # a list of modules
                 pending.extend(candidate.items)
         return result
 
@@ -84,6 +85,8 @@ def _real(variable):
     """The value handed to the constructor while tracing: a constant, or a module made in the frame."""
     if isinstance(variable, FrameModuleVariable):
         return variable.value
+    if type(variable) in (ListVariable, TupleVariable):  # nn.ModuleList([...]), nn.Sequential(*layers)
+        return variable.container_type(_real(item) for item in variable.items)
     if variable.is_python_constant():
         return variable.as_python_constant()
     raise Unsupported(f"creating a module inside the compiled function from {variable.describe()}, which is not a "
