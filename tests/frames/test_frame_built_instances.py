@@ -92,6 +92,40 @@ def test_instances_with_dunder_methods(backend):
     one_graph(f, backend)
 
 
+class Version:
+    def __init__(self, major, minor=0):
+        self.major, self.minor = major, minor
+
+    def __eq__(self, other):
+        if not isinstance(other, Version):
+            return NotImplemented
+        return (self.major, self.minor) == (other.major, other.minor)
+
+    def __lt__(self, other):
+        return (self.major, self.minor) < (other.major, other.minor)
+
+    __hash__ = None
+
+
+def test_comparisons_of_instances(backend):
+    def f(x):
+        a, b = Version(1, 2), Version(1, 3)
+        plain = Scaler(1)
+        checks = [a == Version(1, 2), a != b, a < b, b > a, a == 3, a != "v", plain == plain, plain != Scaler(1),
+                  plain == None]  # noqa: E711
+        return x + sum(checks), checks
+
+    one_graph(f, backend)
+
+
+def test_ordering_without_a_method_raises_like_eager(backend):
+    def f(x):
+        y = x + 1
+        return y if Version(1) <= Version(2) else x  # no __le__, no __ge__: TypeError
+
+    assert_transparent(f, lambda c: (t(c),), backend)
+
+
 # -- nn.Modules made in forward ------------------------------------------------------------
 def test_activation_modules_made_in_forward(backend):
     def f(x):

@@ -43,13 +43,14 @@ def hashed_by_identity(value) -> bool:
     return kind.__hash__ is object.__hash__ and kind.__eq__ is object.__eq__
 
 
-def identity_key(tx, variable) -> IdentityKey | None:
-    """The key of ``variable`` when it is hashed by identity (see NOTE: [keys by identity]), else None."""
+def identity_key(tx, variable, *, any_hash: bool = False) -> IdentityKey | None:
+    """The key of ``variable`` when it is hashed by identity (see NOTE: [keys by identity]), else
+    None; with ``any_hash``, the identity of any object variable (what ``is`` compares)."""
     if isinstance(variable, TensorVariable):
         identity = ("tensor", id(variable.proxy))
     else:
         value = getattr(variable, "value", None)
-        if value is None or isinstance(value, type) or not hashed_by_identity(value) \
+        if value is None or isinstance(value, type) or not (any_hash or hashed_by_identity(value)) \
                 or variable.is_python_constant():
             return None
         identity = ("object", id(value))
@@ -123,3 +124,16 @@ def contains_by_identity(tx, item, elements: list) -> bool:
         if equal_by_identity(tx, element, item):
             return True
     return False
+
+
+def same_object(tx, left, right) -> bool:
+    """``left is right`` for the fallback of ``==`` between objects whose methods gave
+    NotImplemented: a builtin constant is never an object of a user class."""
+    left_key, right_key = identity_key(tx, left, any_hash=True), identity_key(tx, right, any_hash=True)
+    if left_key is not None and right_key is not None:
+        return left_key == right_key
+    for key, other in ((left_key, right), (right_key, left)):
+        if key is not None and other.is_python_constant() and type(other.as_python_constant()) in _BUILTIN_CONSTANTS:
+            return False
+    raise Unsupported(f"'==' between {left.describe()} and {right.describe()}, whose identity is unknown while "
+                      "tracing")
