@@ -281,6 +281,49 @@ def test_dataclass_replace(backend):
     one_graph(f, backend, lambda c: (t(c), Config(2.0 + c)))
 
 
+@dataclasses.dataclass
+class Batch:
+    inputs: object
+    config: Config
+    sizes: tuple = (1, 2)
+
+
+def test_nested_dataclass_asdict_astuple_and_fields_of_the_class(backend):
+    def f(x):
+        batch = Batch(3, Config(0.5, tags=["a", ("b", 1)]))
+        as_dict = dataclasses.asdict(batch, dict_factory=dict)
+        as_tuple = dataclasses.astuple(batch.config)
+        names = [field.name for field in dataclasses.fields(Batch)]
+        return (x * as_dict["config"]["scale"] + as_dict["inputs"], as_dict, as_tuple, names,
+                as_dict["config"]["tags"] is batch.config.tags, dataclasses.is_dataclass(batch))
+
+    one_graph(f, backend)
+
+
+def test_asdict_of_a_tensor_field_is_transparent(backend):
+    """asdict deep-copies a tensor field: a graph break (copying its storage runs eagerly)."""
+    def f(x):
+        y = x + 1
+        d = dataclasses.asdict(Batch(y, Config(2.0)))
+        return d["inputs"] * d["config"]["scale"], d["inputs"] is y
+
+    assert_transparent(f, lambda c: (t(c),), backend)
+    report = dl.explain(f, backend=backend)(t(0))
+    assert "copy.deepcopy of a Tensor" in str(report.break_reasons[0])
+
+
+def _delegating(x):
+    total = yield from _tail(x)
+    yield total
+
+
+def test_yield_from_gives_the_return_value_of_the_inner_generator(backend):
+    def f(x):
+        return list(_delegating(x))
+
+    one_graph(f, backend)
+
+
 def _double(v):
     """doubles"""
     return v * 2
