@@ -434,6 +434,26 @@ def test_dict_keyed_by_tensors(backend):
     one_graph(f, backend, lambda c: (t(c), t(c + 1)))
 
 
+def test_dict_keyed_by_tensors_recompiles_when_the_arguments_alias(backend):
+    shared = t(5)
+
+    def f(x, y):
+        scale = {x: 2, y: 3}
+        return x * scale[x], len(scale)
+
+    assert_transparent(f, lambda c: (t(c), t(c + 1)) if c < 2 else (shared, shared), backend, calls=4)
+
+
+def test_is_between_arguments_recompiles_when_they_alias(backend):
+    shared, box = t(5), [Scaler(1)]
+
+    def f(x, y, a, b):
+        return x + 1, x is y, a is b, a is not b
+
+    assert_transparent(f, lambda c: (t(c), t(c + 1), box[0], Scaler(2)) if c < 2 else (shared, shared, box[0], box[0]),
+                       backend, calls=4)
+
+
 def test_set_of_modules(backend):
     a, b = nn.ReLU(), nn.Tanh()
 

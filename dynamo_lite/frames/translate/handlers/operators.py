@@ -8,7 +8,7 @@ from ...errors import Unsupported
 from ...tracing.variables import lifted_float, symbolic
 from ...tracing.variables.base import ConstantVariable, SymIntVariable
 from ...tracing.variables.containers import BaseListVariable
-from ...tracing.variables.identity_keys import contains_by_identity
+from ...tracing.variables.identity_keys import contains_by_identity, identity_key
 from ...tracing.variables.tensor import TensorVariable, TracedCallableVariable
 from ...tracing.variables.scan_values import symbolic_int_subscript
 from ...tracing.variables.typing_aliases import fold_typing_subscript
@@ -71,7 +71,11 @@ def _identity(left, right) -> bool:
 def is_op(tx, ins):
     right = tx.pop()
     left = tx.pop()
-    tx.push(ConstantVariable(_identity(left, right) != bool(ins.arg)))
+    same = _identity(left, right)
+    if getattr(left, "source", None) is not None and getattr(right, "source", None) is not None:
+        for variable in (left, right):  # two values from the frame: a call aliasing them (or not) recompiles
+            identity_key(tx, variable, any_hash=True)
+    tx.push(ConstantVariable(same != bool(ins.arg)))
 
 
 @handles("CONTAINS_OP")
