@@ -415,6 +415,48 @@ def test_user_iterator_with_next(backend):
     one_graph(f, backend)
 
 
+class Bag:
+    def __init__(self, items):
+        self.items = list(items)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+    def __contains__(self, value):
+        return value in self.items
+
+    def __call__(self, x):
+        return x * len(self.items)
+
+
+class Empty:
+    def __len__(self):
+        return 0
+
+
+def test_container_protocols_of_a_user_class(backend):
+    def f(x):
+        bag = Bag([1, 2, 3])
+        flags = [callable(bag), callable(Window([x])), 2 in bag, 5 in bag, bool(bag), bool(Empty()),
+                 1 in Countdown(3), 7 in Countdown(2)]
+        if bag and not Empty():
+            x = x + 1
+        return bag(x) + bag[1] + len(bag), flags, bag[-1:]
+
+    one_graph(f, backend)
+
+
+def test_len_without_a_method_raises_like_eager(backend):
+    def f(x):
+        y = x + 1
+        return y * len(Scaler(1))
+
+    assert_transparent(f, lambda c: (t(c),), backend)
+
+
 # -- id(), dicts/sets keyed by objects, in, dict views, callable ----------------------------
 def test_id_of_a_module_keys_a_dict(backend):
     layer = nn.Linear(3, 3)

@@ -23,7 +23,7 @@ from .iterators import IteratorVariable, LazyIteratorVariable, iterate
 from .user_iteration import user_iterator
 from .scan_values import symbolic_range
 from .sets import SetVariable
-from . import lifted_float, symbolic
+from . import lifted_float, symbolic, user_protocols
 from .tensor import TensorVariable, TracedCallableVariable
 
 # Builtins that are pure functions of constant arguments: called directly on constants.
@@ -288,7 +288,19 @@ def _super(tx, cls=None, obj=None):
     return SuperVariable(cls.as_python_constant(), obj)
 
 
+def _bool(tx, value=None):
+    """``bool(value)`` of a value that is not a constant: its truth (a user object's __bool__/__len__)."""
+    if value is None:
+        return ConstantVariable(False)
+    if isinstance(value, TensorVariable):
+        raise Unsupported("bool() of a tensor needs its value (data-dependent)",
+                          hint="keep the tensor in the graph, or move the conversion out of the compiled region")
+    return ConstantVariable(bool(value.truth(tx)))
+
+
 BUILTIN_HANDLERS = {
+    callable: lambda tx, obj: user_protocols.is_callable(obj),
+    bool: _bool,
     super: _super,
     len: _len,
     isinstance: _isinstance,

@@ -5,7 +5,8 @@ import operator
 
 from ...bytecode import compat
 from ...errors import Unsupported
-from ...tracing.variables import lifted_float, symbolic
+from ...tracing.variables import lifted_float, symbolic, user_protocols
+from ...tracing.variables.objects import UserObjectVariable
 from ...tracing.variables.base import ConstantVariable, SymIntVariable
 from ...tracing.variables.containers import BaseListVariable
 from ...tracing.variables.identity_keys import contains_by_identity, identity_key
@@ -146,6 +147,8 @@ def subscript(tx, container, key):
     folded = fold_typing_subscript(tx, container, key)  # List[Tensor] in an annotation
     if folded is not None:
         return folded
+    if isinstance(container, UserObjectVariable):
+        return user_protocols.getitem(tx, container, key)  # the class's Python __getitem__
     raise Unsupported(f"subscript of {container.describe()}")
 
 
