@@ -186,7 +186,7 @@ def missing_key(key) -> Exception:
     """What looking up the absent ``key`` raises: KeyError(key), a graph break for a key known
     only by identity (the message is its repr, made when the code runs)."""
     if isinstance(key, IdentityKey):
-        raise Unsupported(f"looking up a missing key that is {key.variable.describe()} (KeyError in eager)")
+        return Unsupported(f"looking up a missing key that is {key.variable.describe()} (KeyError in eager)")
     return UserError(KeyError(key))
 
 
