@@ -52,9 +52,9 @@ def _copy_tuple(tx, value, memo):
     items = [_deep(tx, item, memo) for item in value.items]
     if all(a is b for a, b in zip(items, value.items)):
         return value  # deepcopy returns a tuple of atoms itself
-    if isinstance(value, NamedTupleVariable):
-        return NamedTupleVariable(items, value.tuple_type)
-    return TupleVariable(items)
+    copied = NamedTupleVariable(items, value.tuple_type) if isinstance(value, NamedTupleVariable) else TupleVariable(items)
+    memo[id(value)] = copied  # the same tuple met twice is copied once
+    return copied
 
 
 def _copy_dict(tx, value, memo):
