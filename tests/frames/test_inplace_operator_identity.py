@@ -55,7 +55,7 @@ FAMILY = {
     "numpy array += int": (lambda: np.zeros(2), lambda x: 1, "+=", 1),
     "array.array += array": (lambda: array.array("d", [1.0]), lambda x, r=array.array("d", [2.0]): r, "+=", 1),
     "deque += list": (lambda: collections.deque([1]), lambda x: [2], "+=", 1),
-    "user __iadd__": (Counter, lambda x: 1, "+=", 1),
+    "user __iadd__": (Counter, lambda x: 1, "+=", 0),  # the user's __iadd__ is inlined
     "tuple += tuple (rebinds)": (lambda: (1,), lambda x: (2,), "+=", 0),
     "int += int (rebinds)": (lambda: 1, lambda x: 2, "+=", 0),
 }

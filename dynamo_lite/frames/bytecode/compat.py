@@ -231,6 +231,13 @@ WITH_EXCEPT_START_EXIT_DEPTH = 4
 #: Instructions that only prepare the CALL that follows them (run together with it).
 CALL_COMPANIONS = _available(("KW_NAMES", "PRECALL"))
 
+#: SEND of a finished sub-iterator: 3.12+ keeps the iterator below its return value (END_SEND
+#: drops it at the jump target); 3.11 pops both.
+SEND_KEEPS_ITERATOR_ON_RETURN = has_opcode("END_SEND")
+
+#: The ``yield from`` opcodes that exist here (END_SEND: 3.12+).
+YIELD_FROM_END = _available(("END_SEND",))
+
 #: 3.13's conditional jumps need an exact bool: TO_BOOL converts the tested value first.
 BRANCH_NEEDS_TO_BOOL = has_opcode("TO_BOOL")
 

@@ -22,6 +22,7 @@ TENSOR_MATCH = "TENSOR_MATCH"
 LENGTH_MATCH = "LENGTH_MATCH"
 DICT_KEYS = "DICT_KEYS"
 ID_MATCH_SOURCE = "ID_MATCH_SOURCE"  # two sources hold the same object (aliased inputs)
+DISTINCT_SOURCE = "DISTINCT_SOURCE"  # two sources hold different objects (identity the trace relied on)
 REQUIRES_GRAD = "REQUIRES_GRAD"  # compiled training differentiates exactly these tensors
 SHAPE_ENV = "SHAPE_ENV"  # symbolic sizes: see NOTE: [symbolic inputs] in shape_guards.py
 
@@ -168,7 +169,7 @@ def compile_guards(guards: GuardSet, names: tuple, f_globals: dict, values: tupl
             except Exception as exc:
                 return f"{guard.source.name()}: could not be read ({type(exc).__name__}: {exc})"
             expected = guard.expected
-            if guard.kind == ID_MATCH_SOURCE:  # compared with another source's current value
+            if guard.kind in (ID_MATCH_SOURCE, DISTINCT_SOURCE):  # compared with another source's current value
                 expected = eval(expected.expr(), constants, local_ns)
             words = _KINDS[guard.kind].explain(guard.source.name(), actual, expected, guard.expected)
             if words is not None:
@@ -293,6 +294,14 @@ _KINDS = {
         lambda name, actual, other_value, other: _unless(
             actual is other_value, f"{name}: expected the same object as {other.name()} (aliased when compiled)"),
         coverage="value",
+        sources=lambda other: (other,),
+    ),
+    DISTINCT_SOURCE: GuardKind(
+        lambda e, other, name: f"{e} is not {name.load(other)}",
+        lambda name, other: f"{name} is not {other.name()}",
+        lambda name, actual, other_value, other: _unless(
+            actual is not other_value, f"{name}: expected a different object from {other.name()} (distinct when "
+                                       "compiled)"),
         sources=lambda other: (other,),
     ),
 }

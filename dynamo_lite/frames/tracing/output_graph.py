@@ -49,6 +49,7 @@ class OutputGraph:
         self._keepalive: list = []
         self.side_effects = SideEffects()
         self.objects: dict = {}  # id(mutable object) -> its variable, so mutations are shared
+        self.identity_keys: dict = {}  # identity -> source of the keys hashed by identity (identity_keys.py)
         self._rebinds: list = []  # (proxy, previous node) for in-place ops, undone on rollback
         self._nodes: list = []  # every node in creation order (placeholders are not appended last)
         self.grad_enabled = GRAD_MODE.enabled  # the mode traced under (guarded, see convert.py)

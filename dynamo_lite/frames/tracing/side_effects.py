@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ..errors import Unsupported
 from .variables.containers import ListVariable
+from .variables.identity_keys import emit_key
 
 #: The value of an attribute that the frame deleted (``del obj.name``).
 DELETED = object()
@@ -148,7 +149,7 @@ class ContainerReplace:
                 cg.build(set, len(values))
                 return
             for key, value in container.items.items():
-                cg.load_const(key)
+                emit_key(cg, key)
                 cg.reconstruct(value)
             cg.build(dict, len(container.items))
 

@@ -11,7 +11,7 @@ from .handlers import HANDLERS
 from ..bytecode.resume import indexed_instructions
 from ..tracing import trace_rules
 from ..tracing.sources import BuiltinSource, ConstSource, GlobalSource, ItemSource
-from ..tracing.variables import builder, inplace, lifted_float, symbolic
+from ..tracing.variables import builder, inplace, lifted_float, symbolic, user_operators
 from ..tracing.variables.base import NULL, CellVariable, VariableTracker
 from ..tracing.variables.containers import SEQUENCE_OPERATORS, BaseListVariable, TupleVariable
 from ..tracing.variables.dicts import DICT_OPERATORS, DictVariable
@@ -206,6 +206,9 @@ class InstructionTranslator:
         if (isinstance(left, BaseListVariable) or isinstance(right, BaseListVariable) and not in_place) \
                 and op in SEQUENCE_OPERATORS:
             return SEQUENCE_OPERATORS[op](self, left, right)
+        by_user_methods = user_operators.binary(self, op, left, right)  # a user class's __add__ ...
+        if by_user_methods is not None:
+            return by_user_methods
         eager = inplace.runs_eagerly(op, left) if in_place else None
         if eager is not None:  # NOTE: [in-place operators on objects]
             raise self.unsupported(eager)

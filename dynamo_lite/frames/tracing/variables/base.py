@@ -95,6 +95,8 @@ class VariableTracker:
         own class names): ``numpy.sum``, ``an object of class Foo``, ``a tuple``."""
         for attribute in ("value", "fn"):
             value = getattr(self, attribute, _ABSENT)
+            if value is None and attribute == "value" and not self.is_python_constant():
+                continue  # a value computed in the graph (a tensor): described by its type
             if value is not _ABSENT:
                 return describe_value(value)
         try:

@@ -20,9 +20,10 @@ from .dicts import DictVariable, constant_key, make_dict
 from .exceptions import RuntimeValueVariable
 from .functions import SuperVariable, zero_argument_super
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
+from .user_iteration import user_iterator
 from .scan_values import symbolic_range
 from .sets import SetVariable
-from . import lifted_float, symbolic
+from . import lifted_float, symbolic, user_protocols
 from .tensor import TensorVariable, TracedCallableVariable
 
 # Builtins that are pure functions of constant arguments: called directly on constants.
@@ -151,6 +152,7 @@ def _iter(tx, value):
 
 
 def _next(tx, iterator, default=None):
+    iterator = user_iterator(iterator) or iterator  # an object with a Python __next__
     if not isinstance(iterator, IteratorVariable):
         raise Unsupported("next() on a non-iterator")
     item = iterator.next_item(tx)
@@ -173,7 +175,7 @@ def _sorted(tx, iterable, **kwargs):
 
 def _set_of(set_type):
     def handler(tx, iterable=None):
-        return SetVariable.of([] if iterable is None else iterate(tx, iterable).unpack(tx), set_type)
+        return SetVariable.of([] if iterable is None else iterate(tx, iterable).unpack(tx), set_type, tx)
 
     return handler
 
@@ -286,7 +288,19 @@ def _super(tx, cls=None, obj=None):
     return SuperVariable(cls.as_python_constant(), obj)
 
 
+def _bool(tx, value=None):
+    """``bool(value)`` of a value that is not a constant: its truth (a user object's __bool__/__len__)."""
+    if value is None:
+        return ConstantVariable(False)
+    if isinstance(value, TensorVariable):
+        raise Unsupported("bool() of a tensor needs its value (data-dependent)",
+                          hint="keep the tensor in the graph, or move the conversion out of the compiled region")
+    return ConstantVariable(bool(value.truth(tx)))
+
+
 BUILTIN_HANDLERS = {
+    callable: lambda tx, obj: user_protocols.is_callable(obj),
+    bool: _bool,
     super: _super,
     len: _len,
     isinstance: _isinstance,
@@ -325,7 +339,7 @@ BUILTIN_HANDLERS = {
 def _dict_fromkeys(tx, keys, value=None):
     """``dict.fromkeys(keys, value)``: every key maps to the same value object."""
     value = value if value is not None else ConstantVariable(None)
-    return DictVariable({constant_key(key): value for key in iterate(tx, keys).unpack(tx)})
+    return DictVariable({constant_key(key, tx): value for key in iterate(tx, keys).unpack(tx)})
 
 
 #: (builtin, attribute) -> handler(tx, *args, **kwargs) of the attribute's call.

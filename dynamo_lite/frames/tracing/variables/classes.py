@@ -12,6 +12,7 @@ from .named_tuples import NamedTupleVariable
 from .custom_function import FunctionApplyVariable, is_traceable_function
 from .functions import UserFunctionVariable
 from .exceptions import ExceptionVariable, is_plain_exception
+from .frame_modules import construct_module, is_module_class
 from .instances import construct, is_plain_class
 from .library import call_special, has_special_handling
 from .objects import ObjectVariable
@@ -29,6 +30,8 @@ class ClassVariable(ObjectVariable):
             return make_type_info(cls, args, kwargs)
         if is_plain_class(cls):
             return construct(tx, self, args, kwargs)
+        if is_module_class(cls):  # NOTE: [modules made in forward]
+            return construct_module(tx, cls, args, kwargs)
         if issubclass(cls, BaseException) and not kwargs and all(a.is_python_constant() for a in args):
             if is_plain_exception(cls):
                 return ExceptionVariable(cls, list(args))

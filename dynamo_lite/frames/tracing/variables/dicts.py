@@ -7,15 +7,28 @@ import operator
 from ...errors import Unsupported, UserError
 from .base import BoundMethodVariable, ConstantVariable, VariableTracker
 from .containers import TupleVariable
+from .identity_keys import IdentityKey, emit_key, hashed_by_identity, identity_key, key_variable
 from .iterators import DictIteratorVariable
 
 #: What ``DictVariable.lookup`` gives for an absent key.
 MISSING = object()
 
 
-def constant_key(variable):
-    """The Python value of a dict key or set element (they are constants), checked hashable."""
+def checked_key(tx, d, variable):
+    """``constant_key`` of a key used on the dict variable ``d`` (see ``check_identity_lookup``)."""
+    key = constant_key(variable, tx)
+    if isinstance(key, IdentityKey):
+        check_identity_lookup(d.items if d._items is not None or d.source is None else None)
+    return key
+
+
+def constant_key(variable, tx=None):
+    """The Python value of a dict key or set element, checked hashable: a constant, or (with
+    ``tx``) an IdentityKey for a value hashed by identity (NOTE: [keys by identity])."""
     if not variable.is_python_constant():
+        key = identity_key(tx, variable) if tx is not None else None
+        if key is not None:
+            return key
         raise Unsupported(f"a dict key that is not a constant: {variable.describe()}")
     key = variable.as_python_constant()
     try:
@@ -60,6 +73,8 @@ class DictVariable(VariableTracker):
 
     def lookup(self, key):
         """The variable at the constant ``key``, or MISSING; an unrealized dict reads that key only."""
+        if isinstance(key, IdentityKey):
+            check_identity_lookup(self.items if self._items is not None or self.source is None else None)
         if self._items is not None:
             return self._items.get(key, MISSING)
         if key not in self._read:
@@ -78,7 +93,8 @@ class DictVariable(VariableTracker):
     def is_python_constant(self) -> bool:
         # (an unrealized dict is not known to be one: asking must not guard every key)
         return self._items is not None and self.dict_type is dict and \
-            all(isinstance(v, ConstantVariable) for v in self._items.values())
+            all(isinstance(v, ConstantVariable) for v in self._items.values()) and \
+            not any(isinstance(k, IdentityKey) for k in self._items)
 
     def as_python_constant(self):
         if self.dict_type is not dict:
@@ -86,7 +102,8 @@ class DictVariable(VariableTracker):
         return {k: v.as_python_constant() for k, v in self.items.items()}
 
     def as_traceable(self):
-        return {k: v.as_traceable() for k, v in self.items.items()}
+        return {k.variable.as_traceable() if isinstance(k, IdentityKey) else k: v.as_traceable()
+                for k, v in self.items.items()}
 
     def truth(self, tx) -> bool:
         return bool(self.items)
@@ -95,7 +112,7 @@ class DictVariable(VariableTracker):
         return len(self.items)
 
     def unpack(self, tx) -> list:
-        return [ConstantVariable(k) for k in self.items]
+        return [key_variable(k) for k in self.items]
 
     def iterate(self, tx):
         return DictIteratorVariable(DictViewVariable(self, "keys"))
@@ -103,10 +120,11 @@ class DictVariable(VariableTracker):
     def children(self) -> list:
         values = self._items.values() if self._items is not None else \
             [v for v in self._read.values() if v is not MISSING]
-        return list(values) + ([self.default_factory] if self.default_factory is not None else [])
+        keys = [k.variable for k in (self._items or ()) if isinstance(k, IdentityKey)]
+        return list(values) + keys + ([self.default_factory] if self.default_factory is not None else [])
 
     def getitem(self, tx, key: VariableTracker) -> VariableTracker:
-        k = constant_key(key)
+        k = constant_key(key, tx)
         value = self.lookup(k)
         if value is not MISSING:
             return value
@@ -114,22 +132,22 @@ class DictVariable(VariableTracker):
             value = self.default_factory.call(tx, [], {})
             self.store_item(tx, key, value)
             return value
-        raise UserError(KeyError(k))
+        raise missing_key(k)
 
     def store_item(self, tx, key, value) -> None:
-        k = constant_key(key)
+        k = checked_key(tx, self, key)
         tx.output.side_effects.mutation(self)
         self.items[k] = value
 
     def delete_item(self, tx, key) -> None:
-        k = constant_key(key)
+        k = checked_key(tx, self, key)
         if k not in self.items:
-            raise UserError(KeyError(k))
+            raise missing_key(k)
         tx.output.side_effects.mutation(self)
         del self.items[k]
 
     def contains(self, tx, item) -> bool:
-        return self.lookup(constant_key(item)) is not MISSING
+        return self.lookup(constant_key(item, tx)) is not MISSING
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         if name in DICT_METHODS:
@@ -145,7 +163,7 @@ class DictVariable(VariableTracker):
 
         def emit_items():
             for key, value in self.items.items():
-                cg.load_const(key)
+                emit_key(cg, key)
                 cg.reconstruct(value)
             cg.build(dict, len(self.items))
 
@@ -164,6 +182,22 @@ class DictVariable(VariableTracker):
         return f"DictVariable({self.items!r})"
 
 
+def missing_key(key) -> Exception:
+    """What looking up the absent ``key`` raises: KeyError(key), a graph break for a key known
+    only by identity (the message is its repr, made when the code runs)."""
+    if isinstance(key, IdentityKey):
+        return Unsupported(f"looking up a missing key that is {key.variable.describe()} (KeyError in eager)")
+    return UserError(KeyError(key))
+
+
+def check_identity_lookup(keys) -> None:
+    """A key hashed by identity is looked up only where every key is a constant or one of
+    those: a dict or set from outside the frame holding real objects breaks the graph."""
+    if keys is None or any(not isinstance(k, IdentityKey) and hashed_by_identity(k) for k in keys):
+        raise Unsupported("a lookup by a tensor or object in a dict or set that holds objects from outside "
+                          "the compiled function")
+
+
 def _is_none(variable) -> bool:
     return variable.is_python_constant() and variable.as_python_constant() is None
 
@@ -179,10 +213,10 @@ class DictViewVariable(VariableTracker):
 
     def element(self, key):
         if self.kind == "keys":
-            return ConstantVariable(key)
+            return key_variable(key)
         if self.kind == "values":
             return self.dict_var.items[key]
-        return TupleVariable([ConstantVariable(key), self.dict_var.items[key]])
+        return TupleVariable([key_variable(key), self.dict_var.items[key]])
 
     def unpack(self, tx) -> list:
         return [self.element(k) for k in self.dict_var.items]
@@ -209,17 +243,17 @@ class DictViewVariable(VariableTracker):
 
 
 def _get(tx, d, key, default=None):
-    value = d.lookup(constant_key(key))
+    value = d.lookup(constant_key(key, tx))
     if value is not MISSING:
         return value
     return default if default is not None else ConstantVariable(None)
 
 
 def _pop(tx, d, key, default=None):
-    k = constant_key(key)
+    k = checked_key(tx, d, key)
     if k not in d.items:
         if default is None:
-            raise UserError(KeyError(k))
+            raise missing_key(k)
         return default
     tx.output.side_effects.mutation(d)
     return d.items.pop(k)
@@ -231,11 +265,11 @@ def _popitem(tx, d, last=None):
     tx.output.side_effects.mutation(d)
     from_end = True if last is None else bool(last.as_python_constant())
     key = next(reversed(d.items)) if from_end else next(iter(d.items))
-    return TupleVariable([ConstantVariable(key), d.items.pop(key)])
+    return TupleVariable([key_variable(key), d.items.pop(key)])
 
 
 def _setdefault(tx, d, key, default=None):
-    k = constant_key(key)
+    k = checked_key(tx, d, key)
     if k not in d.items:
         tx.output.side_effects.mutation(d)
         d.items[k] = default if default is not None else ConstantVariable(None)
@@ -245,6 +279,8 @@ def _setdefault(tx, d, key, default=None):
 def _update(tx, d, other=None, **kwargs):
     pairs = [] if other is None else pairs_of(tx, other)
     pairs += [(k, v) for k, v in kwargs.items()]
+    if any(isinstance(k, IdentityKey) for k, _ in pairs):
+        check_identity_lookup(d.items if d._items is not None or d.source is None else None)
     tx.output.side_effects.mutation(d)
     for k, v in pairs:
         d.items[k] = v
@@ -267,9 +303,9 @@ def _copy(tx, d):
 
 
 def _move_to_end(tx, d, key, last=None):
-    k = constant_key(key)
+    k = checked_key(tx, d, key)
     if k not in d.items:
-        raise UserError(KeyError(k))
+        raise missing_key(k)
     tx.output.side_effects.mutation(d)
     value = d.items.pop(k)
     if last is None or last.as_python_constant():
@@ -297,7 +333,7 @@ def pairs_of(tx, value) -> list:
         if len(items) != 2:
             raise UserError(ValueError(f"dictionary update sequence element #{len(pairs)} has length "
                                        f"{len(items)}; 2 is required"))
-        pairs.append((constant_key(items[0]), items[1]))
+        pairs.append((constant_key(items[0], tx), items[1]))
     return pairs
 
 

@@ -3,8 +3,8 @@
 NOTE: [in-place operators on objects] ``g += y`` calls ``type(g).__iadd__``, which changes a
 mutable ``g`` itself. Lists, dicts and sets the translator models are changed on their
 variables and replayed once (containers.py, dicts.py, sets.py); tensors are traced. Any
-other object (a bytearray, a NumPy array, an ``array.array``, a deque, a user class with
-``__iadd__``) would be changed for real while tracing, and once more when the compiled code
+other object (a bytearray, a NumPy array, an ``array.array``, a deque; a user class's
+Python ``__iadd__`` is inlined first, user_operators.py) would be changed for real while tracing, and once more when the compiled code
 or the graph break runs it: the operator breaks the graph before anything is called and
 runs eagerly, exactly once. Immutable values (numbers, strings, bytes, tuples, frozensets)
 have no in-place form: Python computes a new value, so they fold as constants.

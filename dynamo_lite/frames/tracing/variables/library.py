@@ -16,10 +16,13 @@ from ...errors import Unsupported, UserError
 from .. import trace_rules
 from .base import ConstantVariable, VariableTracker
 from .containers import BaseListVariable, TupleVariable
+from .dataclass_helpers import DATACLASS_FUNCTIONS
 from .deques import make_deque
 from .dicts import make_dict
+from .function_wrappers import WRAPPER_FUNCTIONS
 from .functions import PartialVariable
 from .iterators import IteratorVariable, LazyIteratorVariable, iterate
+from .object_copies import COPY_FUNCTIONS
 
 
 def _reduce(tx, fn, iterable, *initial):
@@ -156,6 +159,9 @@ SPECIAL_CALLABLES = {
     collections.OrderedDict: _ordered_dict,
     collections.deque: make_deque,
     collections.defaultdict: _defaultdict,
+    **COPY_FUNCTIONS,  # copy.deepcopy / copy.copy
+    **DATACLASS_FUNCTIONS,  # dataclasses.fields / asdict / astuple / replace / is_dataclass
+    **WRAPPER_FUNCTIONS,  # functools.wraps / update_wrapper
 }
 
 

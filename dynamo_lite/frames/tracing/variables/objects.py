@@ -16,6 +16,8 @@ from .containers import TupleVariable
 from .contexts import enter_user_context
 from .functions import UserMethodVariable
 from .iterators import IteratorVariable
+from .user_iteration import iterate_user_object
+from . import user_protocols
 
 
 def _static_attr(obj, name):
@@ -181,6 +183,19 @@ class UserObjectVariable(ObjectVariable):
 
     def enter_with(self, tx) -> tuple:
         return enter_user_context(tx, self)
+
+    def iterate(self, tx) -> IteratorVariable:
+        return iterate_user_object(tx, self)  # the class's __iter__ (and __next__) inlined
+
+    # len(obj), bool(obj), k in obj: the class's Python methods inlined (user_protocols.py)
+    def length(self, tx) -> int:
+        return user_protocols.length(tx, self)
+
+    def truth(self, tx) -> bool:
+        return user_protocols.truth(tx, self)
+
+    def contains(self, tx, item) -> bool:
+        return user_protocols.contains(tx, self, item)
 
 
 class NNModuleVariable(ObjectVariable):

@@ -5,7 +5,8 @@ import operator
 
 from ...errors import Unsupported, UserError
 from .base import BoundMethodVariable, ConstantVariable, VariableTracker
-from .dicts import constant_key as _element
+from .dicts import check_identity_lookup, constant_key, missing_key
+from .identity_keys import IdentityKey, emit_key, key_variable
 from .iterators import IteratorVariable
 
 
@@ -18,8 +19,8 @@ class SetVariable(VariableTracker):
         self.set_type = set_type
 
     @classmethod
-    def of(cls, variables, set_type: type = set) -> "SetVariable":
-        return cls([_element(v) for v in variables], set_type=set_type)
+    def of(cls, variables, set_type: type = set, tx=None) -> "SetVariable":
+        return cls([constant_key(v, tx) for v in variables], set_type=set_type)
 
     # The side-effect model treats a set like a container of its elements.
     @property
@@ -27,7 +28,7 @@ class SetVariable(VariableTracker):
         return self.values
 
     def set_items(self) -> list:
-        return [ConstantVariable(v) for v in self.values]
+        return [key_variable(v) for v in self.values]
 
     def python_type(self) -> type:
         return self.set_type
@@ -39,7 +40,10 @@ class SetVariable(VariableTracker):
         self.values = state
 
     def is_python_constant(self) -> bool:
-        return self.set_type is frozenset
+        return self.set_type is frozenset and not self.has_identity_keys()
+
+    def has_identity_keys(self) -> bool:
+        return any(isinstance(v, IdentityKey) for v in self.values)
 
     def as_python_constant(self):
         return self.set_type(self.values)
@@ -51,13 +55,18 @@ class SetVariable(VariableTracker):
         return len(self.values)
 
     def unpack(self, tx) -> list:
+        if self.has_identity_keys():  # NOTE: [keys by identity]
+            raise Unsupported("iterating over a set of tensors or objects (its order follows their addresses)")
         return [ConstantVariable(v) for v in self.set_type(self.values)]  # Python's iteration order
 
     def iterate(self, tx):
         return IteratorVariable(self.unpack(tx))
 
     def contains(self, tx, item) -> bool:
-        return _element(item) in self.values
+        return _element(item, tx, self) in self.values
+
+    def children(self) -> list:
+        return [v.variable for v in self.values if isinstance(v, IdentityKey)]
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         if name not in SET_METHODS or (self.set_type is frozenset and SET_METHODS[name][0]):
@@ -68,21 +77,36 @@ class SetVariable(VariableTracker):
         if self.source is not None:
             self.source.reconstruct(cg)
             return
-        if self.set_type is frozenset:
+        if self.set_type is frozenset and not self.has_identity_keys():
             cg.load_const(frozenset(self.values))
             return
-        for value in self.values:
-            cg.load_const(value)
-        cg.build(set, len(self.values))
+
+        def emit_items():
+            for value in self.values:
+                emit_key(cg, value)
+            cg.build(set, len(self.values))
+
+        if self.set_type is frozenset:
+            cg.call_const(frozenset, emit_items, 1)
+        else:
+            emit_items()
 
     def __repr__(self) -> str:
         return f"SetVariable({set(self.values)!r})"
 
 
+def _element(item, tx, target):
+    """The element ``item`` stands for in ``target`` (a key by identity only among constants and its kind)."""
+    key = constant_key(item, tx)
+    if isinstance(key, IdentityKey):
+        check_identity_lookup(None if target.source is not None else target.values)
+    return key
+
+
 def _other(tx, value) -> list:
     if isinstance(value, SetVariable):
         return list(value.values)
-    return [_element(v) for v in value.unpack(tx)]
+    return [constant_key(v, tx) for v in value.unpack(tx)]
 
 
 def _new(target, values) -> SetVariable:
@@ -90,15 +114,17 @@ def _new(target, values) -> SetVariable:
 
 
 def _remove(tx, target, item):
-    key = _element(item)
+    key = _element(item, tx, target)
     if key not in target.values:
-        raise UserError(KeyError(key))
+        raise missing_key(key)
     del target.values[key]
 
 
 def _pop(tx, target):
     if not target.values:
         raise UserError(KeyError("pop from an empty set"))
+    if target.has_identity_keys():
+        raise Unsupported("set.pop() of a set of tensors or objects (the element popped follows their addresses)")
     key = next(iter(set(target.values)))  # the element Python's set would pop
     del target.values[key]
     return ConstantVariable(key)
@@ -124,8 +150,8 @@ def _update(op):
 
 #: name -> (changes the set?, handler(tx, target, *args) -> variable or None).
 SET_METHODS = {
-    "add": (True, lambda tx, s, item: s.values.setdefault(_element(item))),
-    "discard": (True, lambda tx, s, item: s.values.pop(_element(item), None)),
+    "add": (True, lambda tx, s, item: s.values.setdefault(_element(item, tx, s))),
+    "discard": (True, lambda tx, s, item: s.values.pop(_element(item, tx, s), None)),
     "remove": (True, _remove),
     "pop": (True, _pop),
     "clear": (True, lambda tx, s: s.values.clear()),

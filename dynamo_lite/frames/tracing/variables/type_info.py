@@ -1,5 +1,7 @@
-"""``dl.finfo`` / ``dl.iinfo`` objects made in the compiled frame: their limits are constants."""
+"""``dl.finfo`` / ``dl.iinfo`` (and NumPy's) objects made in the compiled frame: their limits are constants."""
 from __future__ import annotations
+
+import numpy as np
 
 from ....tensor.dtype import get_default_dtype
 from ....tensor.type_info import finfo, iinfo
@@ -7,7 +9,10 @@ from ...errors import Unsupported, UserError
 from .base import ConstantVariable, VariableTracker
 
 #: Classes whose instances only hold the numeric limits of a dtype, computed when made.
-TYPE_INFO_CLASSES = (finfo, iinfo)
+TYPE_INFO_CLASSES = (finfo, iinfo, np.finfo, np.iinfo)
+
+#: What a limit read from one of them may be (a constant of the trace).
+_LIMIT_TYPES = (int, float, bool, str, np.generic, np.dtype)
 
 
 class TypeInfoVariable(VariableTracker):
@@ -24,9 +29,15 @@ class TypeInfoVariable(VariableTracker):
         return type(self.value)
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        if name not in vars(self.value):
+        if name.startswith("_"):
             raise Unsupported(f"attribute {name!r} of {self.value!r}")
-        return ConstantVariable(getattr(self.value, name))
+        try:
+            value = getattr(self.value, name)  # NumPy's iinfo computes min/max in properties
+        except AttributeError as exc:
+            raise UserError(exc) from None
+        if not isinstance(value, _LIMIT_TYPES) and value is not self.dtype:
+            raise Unsupported(f"attribute {name!r} of {self.value!r}")
+        return ConstantVariable(value)
 
     def reconstruct(self, cg) -> None:
         cg.call_const(type(self.value), lambda: cg.load_const(self.dtype), 1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ...errors import Unsupported
 from ...tracing.variables.base import ConstantVariable
 from ...tracing.variables.containers import ListVariable, TupleVariable
-from ...tracing.variables.dicts import DictVariable
+from ...tracing.variables.dicts import DictVariable, constant_key
 from ...tracing.variables.exceptions import CONVERSIONS, RuntimeValueVariable, format_at_run_time, join_text
 from ...tracing.variables.sets import SetMethodVariable, SetVariable
 from .registry import handles
@@ -20,16 +20,14 @@ def build_list(tx, ins):
     tx.push(ListVariable(tx.popn(ins.arg)))
 
 
-def _key(variable):
-    key = variable.as_python_constant()
-    hash(key)
-    return key
+def _key(variable, tx):
+    return constant_key(variable, tx)  # a constant, or a key by identity (NOTE: [keys by identity])
 
 
 @handles("BUILD_MAP")
 def build_map(tx, ins):
     items = tx.popn(2 * ins.arg)
-    tx.push(DictVariable({_key(k): v for k, v in zip(items[::2], items[1::2])}))
+    tx.push(DictVariable({_key(k, tx): v for k, v in zip(items[::2], items[1::2])}))
 
 
 @handles("BUILD_CONST_KEY_MAP")
@@ -41,7 +39,7 @@ def build_const_key_map(tx, ins):
 
 @handles("BUILD_SET")
 def build_set(tx, ins):
-    tx.push(SetVariable.of(tx.popn(ins.arg)))
+    tx.push(SetVariable.of(tx.popn(ins.arg), tx=tx))
 
 
 @handles("SET_ADD")
@@ -83,7 +81,7 @@ def map_add(tx, ins):
     key = tx.pop()
     target = tx.stack[-ins.arg]
     tx.output.side_effects.mutation(target)
-    target.items[_key(key)] = value
+    target.items[_key(key, tx)] = value
 
 
 @handles("DICT_UPDATE", "DICT_MERGE")

@@ -5,9 +5,11 @@ import operator
 
 from ...bytecode import compat
 from ...errors import Unsupported
-from ...tracing.variables import lifted_float, symbolic
+from ...tracing.variables import lifted_float, symbolic, user_protocols
+from ...tracing.variables.objects import UserObjectVariable
 from ...tracing.variables.base import ConstantVariable, SymIntVariable
 from ...tracing.variables.containers import BaseListVariable
+from ...tracing.variables.identity_keys import contains_by_identity, identity_key
 from ...tracing.variables.tensor import TensorVariable, TracedCallableVariable
 from ...tracing.variables.scan_values import symbolic_int_subscript
 from ...tracing.variables.typing_aliases import fold_typing_subscript
@@ -39,6 +41,13 @@ def compare_op(tx, ins):
     tx.push(tx.binary_operation(COMPARE_OPS[symbol], left, right))
 
 
+def _python_type(variable):
+    try:
+        return variable.python_type()
+    except Exception:  # a variable that does not know its type
+        return None
+
+
 def _identity(left, right) -> bool:
     if isinstance(left, SymIntVariable) != isinstance(right, SymIntVariable):
         other = right if isinstance(left, SymIntVariable) else left
@@ -52,6 +61,8 @@ def _identity(left, right) -> bool:
         return False  # a tensor is never a constant
     if left is right:
         return True
+    if _python_type(left) is not _python_type(right) and None not in (_python_type(left), _python_type(right)):
+        return False  # objects of different types are different objects
     if hasattr(left, "value") and hasattr(right, "value") and left.source is not None and right.source is not None:
         return left.value is right.value  # objects read from the frame: guarded by type and identity
     raise Unsupported("'is' between values whose identity is unknown while tracing")
@@ -61,7 +72,11 @@ def _identity(left, right) -> bool:
 def is_op(tx, ins):
     right = tx.pop()
     left = tx.pop()
-    tx.push(ConstantVariable(_identity(left, right) != bool(ins.arg)))
+    same = _identity(left, right)
+    if getattr(left, "source", None) is not None and getattr(right, "source", None) is not None:
+        for variable in (left, right):  # two values from the frame: a call aliasing them (or not) recompiles
+            identity_key(tx, variable, any_hash=True)
+    tx.push(ConstantVariable(same != bool(ins.arg)))
 
 
 @handles("CONTAINS_OP")
@@ -72,10 +87,10 @@ def contains_op(tx, ins):
         found = container.contains(tx, item)
     elif container.is_python_constant() and item.is_python_constant():
         found = item.as_python_constant() in container.as_python_constant()
-    elif isinstance(item, TensorVariable) and isinstance(container, BaseListVariable):
-        found = any(isinstance(v, TensorVariable) and v.proxy is item.proxy for v in container.items)
-        if not found:
-            raise Unsupported("'in' comparing a tensor with tensor values (data-dependent)")
+    elif isinstance(container, BaseListVariable):
+        # Python tests each element in order, ``v is item or v == item``: identity decides for
+        # objects and a tensor met itself; a tensor compared with another value is data-dependent.
+        found = contains_by_identity(tx, item, container.items)
     else:
         raise Unsupported("'in' test on values that are not constants")
     tx.push(ConstantVariable(found != bool(ins.arg)))
@@ -132,6 +147,8 @@ def subscript(tx, container, key):
     folded = fold_typing_subscript(tx, container, key)  # List[Tensor] in an annotation
     if folded is not None:
         return folded
+    if isinstance(container, UserObjectVariable):
+        return user_protocols.getitem(tx, container, key)  # the class's Python __getitem__
     raise Unsupported(f"subscript of {container.describe()}")
 
 
