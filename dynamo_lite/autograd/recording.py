@@ -144,11 +144,7 @@ def _save_inputs(formula, args, kwargs, inplace_target):
     the arguments alive until the garbage collector runs.)
     """
     params = formula.params
-    if formula.only_for:
-        by_name = dict(zip(params, args), **kwargs)
-        keep = {name for name in set(params) | set(kwargs) if is_saved(formula, name, by_name)}
-    else:
-        keep = formula.saves  # is_saved is membership in ``saves`` for every name
+    keep = _kept(formula, args, kwargs) if formula.only_for else formula.saves
     n_params = len(params)
     saved = []
     for i, a in enumerate(args):
@@ -163,6 +159,21 @@ def _save_inputs(formula, args, kwargs, inplace_target):
             saved.append(a)
     saved_kwargs = {k: _save(keep, k, v, inplace_target) for k, v in kwargs.items()} if kwargs else {}
     return tuple(saved), saved_kwargs
+
+
+def _kept(formula, args, kwargs) -> set:
+    """The argument names ``is_saved`` says yes to (for a formula with ``only_for``)."""
+    params = formula.params
+    keep = set(formula.saves)
+    for name, partner in formula.only_for.items():
+        keep.discard(name)
+        if name not in params and name not in kwargs:
+            continue
+        at = params.index(partner) if partner in params else len(args)
+        value = kwargs.get(partner, args[at] if at < len(args) else None)
+        if isinstance(value, Tensor) and value._requires_grad:
+            keep.add(name)
+    return keep
 
 
 def is_saved(formula, name, by_name) -> bool:

@@ -11,7 +11,7 @@ from ...tensor.bfloat16 import narrow, widen
 from ...tensor.autograd_fields import GRAD_MODE
 from ...tensor.dtype import DEFAULT as DEFAULT_DTYPE
 from ...tensor.dtype import bfloat16
-from ...tensor.tensor import Tensor, empty_like_meta
+from ...tensor.tensor import Tensor, empty_like_meta, empty_strided
 from ..autocast.state import AUTOCAST, AUTOCAST_HOOK
 from .meta_rules import device_mismatch
 
@@ -118,7 +118,7 @@ def dispatch(op, args, kwargs, record_grad=True):
                 needs_grad = _note_devices(devices, v) or needs_grad
             elif key is not None:
                 key += (k, type(v), v)
-    if needs_grad and record_grad and AUTOGRAD.record is not None and (GRAD_MODE.enabled or op.view is not None):
+    if needs_grad and record_grad and AUTOGRAD.record is not None and (GRAD_MODE.enabled or "view" in op.tags):
         return AUTOGRAD.record(op, args, kwargs)  # under no_grad only a view needs record (its view metadata)
     if len(devices) > 1:
         check_same_device(devices)
@@ -132,7 +132,9 @@ def dispatch(op, args, kwargs, record_grad=True):
         return view
     device = devices[0] if devices else (getattr(out_meta, "device", None) or CPU)
     xp = np if device.type == "cpu" else array_module(device)
-    if bf16 or _bfloat16_output(out_meta) or (not flat and _has_bfloat16((args, kwargs))):
+    single = type(out_meta) is TensorMeta
+    if bf16 or (out_meta._dtype is bfloat16 if single else _bfloat16_output(out_meta)) or (
+            not flat and _has_bfloat16((args, kwargs))):
         return dispatch_bfloat16(op, xp, args, kwargs, out_meta)
     if flat:
         arrays = [a._array() if isinstance(a, Tensor) else a for a in args]
@@ -145,8 +147,8 @@ def dispatch(op, args, kwargs, record_grad=True):
         op.kernel(xp, *arrays, out=arrays[0], **array_kwargs)
         target._bump_version()
         return target
-    if type(out_meta) is TensorMeta:
-        output = empty_like_meta(out_meta)
+    if single:
+        output = empty_strided(out_meta._sizes, out_meta._strides, out_meta._dtype, out_meta._device)
         arr = output._array()
         result = op.kernel(xp, *arrays, out=arr, **array_kwargs)
         if result is not arr:
