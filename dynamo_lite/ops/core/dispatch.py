@@ -110,14 +110,14 @@ def dispatch(op, args, kwargs, record_grad=True):
             flat = False
             needs_grad = _note_devices(devices, a) or needs_grad
         elif key is not None:
-            key += (type(a), a)
+            key += (type(a), a, tuple(map(type, a)) if type(a) in _SEQUENCES else None)
     if kwargs:
         for k, v in kwargs.items():
             if isinstance(v, Tensor) or isinstance(v, _CONTAINERS) and _holds_tensor(v):
                 flat = False
                 needs_grad = _note_devices(devices, v) or needs_grad
             elif key is not None:
-                key += (k, type(v), v)
+                key += (k, type(v), v, tuple(map(type, v)) if type(v) in _SEQUENCES else None)
     if needs_grad and record_grad and AUTOGRAD.record is not None and (GRAD_MODE.enabled or "view" in op.tags):
         return AUTOGRAD.record(op, args, kwargs)  # under no_grad only a view needs record (its view metadata)
     if len(devices) > 1:
@@ -160,6 +160,7 @@ def dispatch(op, args, kwargs, record_grad=True):
 
 
 _CONTAINERS = (tuple, list, dict)
+_SEQUENCES = (tuple, list)  # in a cache key with their items' types: (1, 2) == (1.0, 2) == (True, 2)
 
 # NOTE: [eager meta cache] The output meta of an op is a function of its inputs' geometry
 # (sizes, strides, dtype, device), its other arguments and the default dtype: the compiler
@@ -167,7 +168,8 @@ _CONTAINERS = (tuple, list, dict)
 # keeps the metas of the ops whose rules read nothing else (pointwise, matmul, reduction; views
 # and in-place ops with the storage offset in the key too), so an op repeated in a loop pays a
 # dict lookup instead of its meta rule. Arguments that do not hash (lists, slices before 3.12)
-# and tensors inside containers skip the cache; a meta rule that raises is never cached.
+# and tensors inside containers skip the cache; a meta rule that raises is never cached. Equal
+# values of different types (1, 1.0, True) are different keys.
 _UNCACHED = object()
 _CACHED_TAGS = frozenset(("pointwise", "matmul", "reduction"))
 _CACHED_WITH_OFFSET_TAGS = frozenset(("view", "inplace"))
