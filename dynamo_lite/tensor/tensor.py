@@ -207,7 +207,7 @@ def empty_strided(sizes, strides, dtype: DType, device=CPU) -> Tensor:
     """
     if type(sizes) is not tuple or type(strides) is not tuple:
         sizes, strides = tuple(sizes), tuple(strides)
-    elif device is CPU and strides == layout.contiguous_strides(sizes):  # the common output: no checks to make
+    elif device is CPU and strides == layout.int_contiguous_strides(sizes):  # the common output: no checks to make
         array = np.empty(sizes, dtype.numpy)
         if array.size:
             tensor = _new_cpu_tensor(array.reshape(-1).view(np.uint8), sizes, strides, dtype)

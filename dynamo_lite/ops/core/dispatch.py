@@ -122,7 +122,17 @@ def dispatch(op, args, kwargs, record_grad=True):
         return AUTOGRAD.record(op, args, kwargs)  # under no_grad only a view needs record (its view metadata)
     if len(devices) > 1:
         check_same_device(devices)
-    out_meta = _cached_meta(op, args, kwargs, flat, tuple(key) if flat and key is not None else None)
+    out_meta = None
+    if flat and key is not None:
+        key = tuple(key)
+        try:
+            out_meta = _META_CACHE.get(key)
+        except TypeError:  # an argument that does not hash
+            key = None
+    else:
+        key = None
+    if out_meta is None:
+        out_meta = _computed_meta(op, args, kwargs, flat, key)
     if op.view is not None:
         base = args[0]
         sizes, strides, offset = op.view((base._sizes, base._strides, base._offset), *args[1:], **kwargs)
@@ -191,16 +201,8 @@ def _meta_args(args, kwargs, flat: bool):
     return _map(TensorMeta.of, args), _map(TensorMeta.of, kwargs)
 
 
-def _cached_meta(op, args, kwargs, flat: bool, key):
-    """``op.meta`` over the arguments' metas, through the eager meta cache (NOTE: [eager meta cache])."""
-    if key is not None:
-        try:
-            out_meta = _META_CACHE.get(key)
-        except TypeError:  # an argument that does not hash
-            key = None
-        else:
-            if out_meta is not None:
-                return out_meta
+def _computed_meta(op, args, kwargs, flat: bool, key):
+    """``op.meta`` over the arguments' metas, kept under ``key`` unless it is None (NOTE: [eager meta cache])."""
     meta_args, meta_kwargs = _meta_args(args, kwargs, flat)
     out_meta = op.meta(*meta_args, **meta_kwargs)
     if key is not None and (type(out_meta) is TensorMeta or (
