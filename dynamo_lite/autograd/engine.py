@@ -134,10 +134,13 @@ def _run(roots, root_grads, retain_graph, create_graph, targets, accumulate):
     try:
         while ready:
             node = heapq.heappop(ready)[2]
-            grads = _run_pre_hooks(node, buffers.pop(node, {}))
-            for nr, g in grads.items():
-                for index in captures.get((node, nr), ()):
-                    captured[index] = g
+            grads = buffers.pop(node, {})
+            if node._pre_hooks or node._retained or isinstance(node, AccumulateGrad):
+                grads = _run_pre_hooks(node, grads)
+            if captures:
+                for nr, g in grads.items():
+                    for index in captures.get((node, nr), ()):
+                        captured[index] = g
             if targets is not None and node not in needed:
                 outputs = [None] * len(node.next_functions)
             elif isinstance(node, AccumulateGrad):

@@ -87,6 +87,8 @@ def reduce_to(grad, meta: TensorMeta):
     if grad is None:
         return None
     sizes = meta._sizes
+    if type(grad) is Tensor and grad._dtype is meta._dtype and grad._sizes == sizes:
+        return grad  # eager, nothing to reduce (real tensors have int sizes: == records no guard)
     # same_values: symbolic sizes (a joint graph) are compared without guards (NOTE: [guard-free fast paths])
     if not same_values(grad._sizes, sizes):
         lead = grad.ndim - len(sizes)

@@ -54,14 +54,14 @@ def record(op, args, kwargs):
     edges = [gradient_edge(t) if history(t)._requires_grad else (None, 0) for _, t in slots]
     saved_args, saved_kwargs = _save_inputs(formula, args, kwargs, target)
     result = dispatch(op, args, kwargs, record_grad=False)
-    outputs = result if isinstance(result, (tuple, list)) else (result,)
+    multi_output = isinstance(result, (tuple, list))
+    outputs = result if multi_output else (result,)
     differentiable = [isinstance(o, Tensor) and (o._dtype.is_floating_point or o._dtype.is_complex) for o in outputs]
     if not any(differentiable):
         return result
     node = node_class(op.name)(
         formula, edges, [(key, TensorMeta.of(t)) for key, t in slots], saved_args, saved_kwargs,
-        [TensorMeta.of(o) if d else None for o, d in zip(outputs, differentiable)],
-        isinstance(result, (tuple, list)),
+        [TensorMeta.of(o) if d else None for o, d in zip(outputs, differentiable)], multi_output,
     )
     if inplace:
         _rewrite_history(target, node)
@@ -144,12 +144,36 @@ def _save_inputs(formula, args, kwargs, inplace_target):
     the arguments alive until the garbage collector runs.)
     """
     params = formula.params
-    by_name = dict(zip(params, args), **kwargs)
-    keep = {name for name in set(params) | set(kwargs) if is_saved(formula, name, by_name)}
-    saved_args = tuple(_save(keep, params[i] if i < len(params) else None, a, inplace_target)
-                       for i, a in enumerate(args))
-    saved_kwargs = {k: _save(keep, k, v, inplace_target) for k, v in kwargs.items()}
-    return saved_args, saved_kwargs
+    keep = _kept(formula, args, kwargs) if formula.only_for else formula.saves
+    n_params = len(params)
+    saved = []
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):  # the common case inline; _save handles the rest
+            if (params[i] if i < n_params else None) not in keep:
+                saved.append(TensorMeta.of(a))
+            else:
+                saved.append(SavedTensor(_snapshot(a) if a is inplace_target else a))
+        elif isinstance(a, (tuple, list)):
+            saved.append(_save(keep, params[i] if i < n_params else None, a, inplace_target))
+        else:
+            saved.append(a)
+    saved_kwargs = {k: _save(keep, k, v, inplace_target) for k, v in kwargs.items()} if kwargs else {}
+    return tuple(saved), saved_kwargs
+
+
+def _kept(formula, args, kwargs) -> set:
+    """The argument names ``is_saved`` says yes to (for a formula with ``only_for``)."""
+    params = formula.params
+    keep = set(formula.saves)
+    for name, partner in formula.only_for.items():
+        keep.discard(name)
+        if name not in params and name not in kwargs:
+            continue
+        at = params.index(partner) if partner in params else len(args)
+        value = kwargs.get(partner, args[at] if at < len(args) else None)
+        if isinstance(value, Tensor) and value._requires_grad:
+            keep.add(name)
+    return keep
 
 
 def is_saved(formula, name, by_name) -> bool:

@@ -85,6 +85,11 @@ def _contiguous_strides(shape: tuple) -> tuple:
     return _row_major(shape)
 
 
+def int_contiguous_strides(shape: tuple) -> tuple:
+    """``contiguous_strides`` of a tuple of plain ints (a real tensor's sizes), with no checks."""
+    return _contiguous_strides(shape)
+
+
 def _row_major(shape: tuple) -> tuple:
     strides = []
     acc = 1

@@ -207,6 +207,12 @@ def empty_strided(sizes, strides, dtype: DType, device=CPU) -> Tensor:
     """
     if type(sizes) is not tuple or type(strides) is not tuple:
         sizes, strides = tuple(sizes), tuple(strides)
+    elif device is CPU and strides == layout.int_contiguous_strides(sizes):  # the common output: no checks to make
+        array = np.empty(sizes, dtype.numpy)
+        if array.size:
+            tensor = _new_cpu_tensor(array.reshape(-1).view(np.uint8), sizes, strides, dtype)
+            tensor._array_cache = array
+            return tensor
     numel, extent = 1, 1
     for size, stride in zip(sizes, strides):
         numel *= size
@@ -226,6 +232,19 @@ def empty_strided(sizes, strides, dtype: DType, device=CPU) -> Tensor:
     tensor = Tensor._make(Storage(buffer, device), sizes, strides, 0, dtype)
     tensor._array_cache = array
     return tensor
+
+
+def _new_cpu_tensor(buffer, sizes: tuple, strides: tuple, dtype: DType) -> Tensor:
+    """``Tensor._make(Storage(buffer), sizes, strides, 0, dtype)`` for normalized CPU geometry."""
+    storage = object.__new__(Storage)
+    storage.data, storage.device, storage.version = buffer, CPU, 0
+    self = object.__new__(Tensor)
+    self._storage, self._sizes, self._strides, self._offset, self._dtype = storage, sizes, strides, 0, dtype
+    self._array_cache = None
+    self._requires_grad = False
+    self._grad_fn = None
+    self._autograd = None
+    return self
 
 
 def empty_like_meta(meta) -> Tensor:

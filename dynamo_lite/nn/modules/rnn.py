@@ -2,7 +2,8 @@
 
 Parameters carry torch's names (``weight_ih_l0``, ``bias_hh_l1_reverse`` ...) and shapes
 (gates stacked i, f, g, o for LSTM and r, z, n for GRU), so a torch ``state_dict`` loads.
-The time loop is unrolled by the tracer: see NOTE: [recurrent layers unrolled by the tracer].
+A dense input's time loop is one scan for every length (NOTE: [loops traced once]); a packed
+sequence's loop, whose steps shrink, is unrolled (NOTE: [recurrent layers unrolled by the tracer]).
 """
 from __future__ import annotations
 
@@ -124,16 +125,37 @@ class RNNBase(Module):
             state = _merge_rows(new, state, rows)
         return ops.cat(outputs, 0), state
 
-    def _run_layers(self, data, batch_sizes: list, initial):
-        """All layers and directions over time-major rows; returns (output rows, stacked final states)."""
+    def _run_sequence(self, data, batch_sizes, state, layer: int, direction: int):
+        """Run one layer in one direction over a dense time-major ``(T, N, H_in)`` input (every
+        sequence full length); returns (``(T, N, H_out)`` outputs, final state). The loop walks
+        ``unbind(0)`` of the projected input and stacks the per-step outputs after it, so the
+        tracer makes it one scan for every length (NOTE: [loops traced once])."""
+        weight_ih, weight_hh, bias_ih, bias_hh = self._layer_parameters(layer, direction)
+        projected = ops.linear(data, weight_ih, bias_ih)  # all time steps at once
+        step, lstm = STEPS[self.mode], self.mode == "LSTM"
+        steps = projected.unbind(0)
+        if direction:
+            steps = steps[::-1]
+        outputs = []
+        for projected_t in steps:
+            state = step(projected_t, state, weight_hh, bias_hh)
+            outputs.append(state[0] if lstm else state)
+        if direction:
+            outputs = outputs[::-1]
+        return ops.stack(outputs, 0), state
+
+    def _run_layers(self, data, batch_sizes, initial):
+        """All layers and directions over time-major rows (``batch_sizes`` a list: packed rows) or a
+        dense ``(T, N, H_in)`` input (``batch_sizes`` None); returns (outputs, stacked final states)."""
         directions = 2 if self.bidirectional else 1
+        run = self._run_direction if batch_sizes is not None else self._run_sequence
         finals = []
         for layer in range(self.num_layers):
             results = []
             for direction in range(directions):
                 index = layer * directions + direction
                 state = (initial[0][index], initial[1][index]) if self.mode == "LSTM" else initial[index]
-                outputs, final = self._run_direction(data, batch_sizes, state, layer, direction)
+                outputs, final = run(data, batch_sizes, state, layer, direction)
                 results.append(outputs)
                 finals.append(final)
             data = results[0] if directions == 1 else ops.cat(results, -1)
@@ -165,9 +187,7 @@ class RNNBase(Module):
         elif self.batch_first:
             input = input.transpose(0, 1)
         initial = self._initial_state(input, hx, unbatched)
-        length, batch = input.shape[0], input.shape[1]
-        rows, hidden = self._run_layers(input.reshape(length * batch, input.shape[2]), [batch] * length, initial)
-        output = rows.reshape(length, batch, rows.shape[-1])
+        output, hidden = self._run_layers(input, None, initial)
         if unbatched:
             output = output.squeeze(1)
             hidden = tuple(h.squeeze(1) for h in hidden) if self.mode == "LSTM" else hidden.squeeze(1)

@@ -1,13 +1,13 @@
 """One time step of the recurrent layers (RNN, LSTM, GRU) and the RNNCell/LSTMCell/GRUCell modules.
 
 NOTE: [recurrent layers unrolled by the tracer] A recurrent layer is a Python loop over
-time steps, each step a few matmuls and pointwise ops. The compiler unrolls the loop
-while tracing (the sequence length is a static size), so a whole multi-layer LSTM becomes
-one straight-line graph: the backends fuse each step's gate arithmetic, and gradients
-come from the registered ops without a bespoke recurrent op and its derivative. The
-input-to-hidden products of all steps are computed up front as one matmul; only the
-hidden-to-hidden product stays inside the loop. A fixed sequence length is assumed;
-a new length is a new graph.
+time steps, each step a few matmuls and pointwise ops; gradients come from the registered
+ops without a bespoke recurrent op and its derivative. The input-to-hidden products of all
+steps are computed up front as one matmul; only the hidden-to-hidden product stays inside
+the loop. Over a dense input the loop walks ``unbind(0)`` of those products with a
+fixed-shape state and stacks the outputs after it, so the tracer makes it one scan node
+for every sequence length (NOTE: [loops traced once]); over a PackedSequence the steps
+shrink as sequences end, so that loop is unrolled (a fixed length, a new graph per length).
 """
 from __future__ import annotations
 

@@ -8,8 +8,10 @@ import numpy as np
 from ...tensor.device import CPU, array_module
 from ...tensor.meta import TensorMeta
 from ...tensor.bfloat16 import narrow, widen
+from ...tensor.autograd_fields import GRAD_MODE
+from ...tensor.dtype import DEFAULT as DEFAULT_DTYPE
 from ...tensor.dtype import bfloat16
-from ...tensor.tensor import Tensor, empty_like_meta
+from ...tensor.tensor import Tensor, empty_like_meta, empty_strided
 from ..autocast.state import AUTOCAST, AUTOCAST_HOOK
 from .meta_rules import device_mismatch
 
@@ -88,36 +90,49 @@ def dispatch(op, args, kwargs, record_grad=True):
     flat = True
     needs_grad = False
     bf16 = False
-    meta_args = []
+    with_offset = _META_CACHE_KIND.get(op)
+    if with_offset is None:
+        with_offset = _META_CACHE_KIND[op] = _cache_kind(op)
+    key = [op, DEFAULT_DTYPE.value] if with_offset is not _UNCACHED else None
     for a in args:
         if isinstance(a, Tensor):
             if a._requires_grad:
                 needs_grad = True
             if a._dtype is bfloat16:
                 bf16 = True
-            dev = a._device
+            storage = a._storage
+            dev = storage.device
             if not devices or (dev is not devices[0] and dev not in devices):
                 devices.append(dev)
-            meta_args.append(TensorMeta.of(a))
-        elif isinstance(a, _CONTAINERS):
+            if key is not None:
+                key += (a._sizes, a._strides, a._dtype, dev.type, dev.index, a._offset if with_offset else None)
+        elif isinstance(a, _CONTAINERS) and _holds_tensor(a):
             flat = False
             needs_grad = _note_devices(devices, a) or needs_grad
-            meta_args.append(_map(TensorMeta.of, a))
-        else:
-            meta_args.append(a)
+        elif key is not None:
+            key += (type(a), a, tuple(map(type, a)) if type(a) in _SEQUENCES else None)
     if kwargs:
-        for v in kwargs.values():
-            if isinstance(v, (Tensor, *_CONTAINERS)):
+        for k, v in kwargs.items():
+            if isinstance(v, Tensor) or isinstance(v, _CONTAINERS) and _holds_tensor(v):
                 flat = False
                 needs_grad = _note_devices(devices, v) or needs_grad
-        meta_kwargs = kwargs if flat else _map(TensorMeta.of, kwargs)
-    else:
-        meta_kwargs = kwargs
-    if needs_grad and record_grad and AUTOGRAD.record is not None:
-        return AUTOGRAD.record(op, args, kwargs)
+            elif key is not None:
+                key += (k, type(v), v, tuple(map(type, v)) if type(v) in _SEQUENCES else None)
+    if needs_grad and record_grad and AUTOGRAD.record is not None and (GRAD_MODE.enabled or "view" in op.tags):
+        return AUTOGRAD.record(op, args, kwargs)  # under no_grad only a view needs record (its view metadata)
     if len(devices) > 1:
         check_same_device(devices)
-    out_meta = op.meta(*meta_args, **meta_kwargs)
+    out_meta = None
+    if flat and key is not None:
+        key = tuple(key)
+        try:
+            out_meta = _META_CACHE.get(key)
+        except TypeError:  # an argument that does not hash
+            key = None
+    else:
+        key = None
+    if out_meta is None:
+        out_meta = _computed_meta(op, args, kwargs, flat, key)
     if op.view is not None:
         base = args[0]
         sizes, strides, offset = op.view((base._sizes, base._strides, base._offset), *args[1:], **kwargs)
@@ -127,7 +142,9 @@ def dispatch(op, args, kwargs, record_grad=True):
         return view
     device = devices[0] if devices else (getattr(out_meta, "device", None) or CPU)
     xp = np if device.type == "cpu" else array_module(device)
-    if bf16 or _bfloat16_output(out_meta) or (not flat and _has_bfloat16((args, kwargs))):
+    single = type(out_meta) is TensorMeta
+    if bf16 or (out_meta._dtype is bfloat16 if single else _bfloat16_output(out_meta)) or (
+            not flat and _has_bfloat16((args, kwargs))):
         return dispatch_bfloat16(op, xp, args, kwargs, out_meta)
     if flat:
         arrays = [a._array() if isinstance(a, Tensor) else a for a in args]
@@ -140,8 +157,8 @@ def dispatch(op, args, kwargs, record_grad=True):
         op.kernel(xp, *arrays, out=arrays[0], **array_kwargs)
         target._bump_version()
         return target
-    if type(out_meta) is TensorMeta:
-        output = empty_like_meta(out_meta)
+    if single:
+        output = empty_strided(out_meta._sizes, out_meta._strides, out_meta._dtype, out_meta._device)
         arr = output._array()
         result = op.kernel(xp, *arrays, out=arr, **array_kwargs)
         if result is not arr:
@@ -153,6 +170,47 @@ def dispatch(op, args, kwargs, record_grad=True):
 
 
 _CONTAINERS = (tuple, list, dict)
+_SEQUENCES = (tuple, list)  # in a cache key with their items' types: (1, 2) == (1.0, 2) == (True, 2)
+
+# NOTE: [eager meta cache] The output meta of an op is a function of its inputs' geometry
+# (sizes, strides, dtype, device), its other arguments and the default dtype: the compiler
+# relies on the same when it guards a graph on TensorMeta.key() and constants. Eager dispatch
+# keeps the metas of the ops whose rules read nothing else (pointwise, matmul, reduction; views
+# and in-place ops with the storage offset in the key too), so an op repeated in a loop pays a
+# dict lookup instead of its meta rule. Arguments that do not hash (lists, slices before 3.12)
+# and tensors inside containers skip the cache; a meta rule that raises is never cached. Equal
+# values of different types (1, 1.0, True) are different keys.
+_UNCACHED = object()
+_CACHED_TAGS = frozenset(("pointwise", "matmul", "reduction"))
+_CACHED_WITH_OFFSET_TAGS = frozenset(("view", "inplace"))
+_META_CACHE_KIND: dict = {}  # op -> False (cached), True (cached, offset in the key) or _UNCACHED
+_META_CACHE: dict = {}
+_META_CACHE_LIMIT = 4096
+
+
+def _cache_kind(op):
+    tags = op.tags
+    if tags & _CACHED_WITH_OFFSET_TAGS:
+        return True
+    return False if tags & _CACHED_TAGS else _UNCACHED
+
+
+def _meta_args(args, kwargs, flat: bool):
+    if flat:
+        return [TensorMeta.of(a) if isinstance(a, Tensor) else a for a in args], kwargs
+    return _map(TensorMeta.of, args), _map(TensorMeta.of, kwargs)
+
+
+def _computed_meta(op, args, kwargs, flat: bool, key):
+    """``op.meta`` over the arguments' metas, kept under ``key`` unless it is None (NOTE: [eager meta cache])."""
+    meta_args, meta_kwargs = _meta_args(args, kwargs, flat)
+    out_meta = op.meta(*meta_args, **meta_kwargs)
+    if key is not None and (type(out_meta) is TensorMeta or (
+            type(out_meta) is tuple and all(type(m) is TensorMeta for m in out_meta))):
+        if len(_META_CACHE) >= _META_CACHE_LIMIT:
+            _META_CACHE.clear()
+        _META_CACHE[key] = out_meta
+    return out_meta
 
 
 def _bfloat16_output(meta) -> bool:
@@ -203,6 +261,15 @@ def _flat_arrays(result, meta):
     if isinstance(meta, TensorMeta):
         return [result]
     return [r for r, m in zip(result, meta) if isinstance(m, TensorMeta)]
+
+
+def _holds_tensor(value) -> bool:
+    """Whether a tuple/list/dict argument has a tensor inside (a shape tuple has none)."""
+    items = value.values() if isinstance(value, dict) else value
+    for item in items:
+        if isinstance(item, Tensor) or isinstance(item, _CONTAINERS) and _holds_tensor(item):
+            return True
+    return False
 
 
 def _note_devices(devices, value) -> bool:
