@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..ops.core.registry import REGISTRY
 from ..tensor.meta import TensorMeta
+from ..tensor.rebinds import tensor_rebound
 from ..tensor.tensor import Tensor
 from .grad_mode import GRAD_MODE, no_grad
 from .node import Node, SavedTensor, gradient_edge
@@ -149,6 +150,8 @@ class Function(metaclass=FunctionMeta):
                 ctx.output_metas.append(None)
                 continue
             ctx.output_metas.append(TensorMeta.of(out))
+            if not out._requires_grad and id(out) in inputs_by_id:
+                tensor_rebound()  # a dirty input now requires grad: compiled guards trust version tags for it
             out._requires_grad = True
             out._grad_fn = ctx
             out._meta().output_nr = i

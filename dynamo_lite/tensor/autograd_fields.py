@@ -86,6 +86,11 @@ class AutogradFields:
 
     @requires_grad.setter
     def requires_grad(self, value) -> None:
+        self._assign_requires_grad(value)
+
+    def _assign_requires_grad(self, value, counted: bool = True) -> None:
+        """Set ``requires_grad`` (a leaf's); ``counted=False`` for a tensor made just now,
+        which no compiled guard has seen, so its first flag is no rebind to count."""
         value = bool(value)
         if self._grad_fn is not None:
             raise RuntimeError(
@@ -95,7 +100,7 @@ class AutogradFields:
             )
         if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-        if value is not self._requires_grad:  # compiled guards trust version tags for it (tensor/rebinds.py)
+        if counted and value is not self._requires_grad:  # compiled guards trust version tags for it (tensor/rebinds.py)
             tensor_rebound()
         self._requires_grad = value
 

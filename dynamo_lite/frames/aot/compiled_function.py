@@ -27,13 +27,12 @@ from ...autograd.node import FREED_MESSAGE, Node, gradient_edge
 from ...autograd.recording import history, set_history
 from ...ops.core.registry import REGISTRY
 from ...tensor.meta import TensorMeta
+from ...tensor.rebinds import REBINDS
 from ...tensor.tensor import Tensor
-from .partition import SAVED_ATTRIBUTE, SAVED_INPUT
+from .call_state import AttributeState, saved_layout
 
 LOG = logging.getLogger("dynamo_lite.aot")
 OPS = REGISTRY
-_REQUIRES_GRAD = operator.attrgetter("_requires_grad")
-_VERSION = operator.attrgetter("_storage.version")
 
 DOUBLE_BACKWARD_IMPURE = (
     "double backward (create_graph=True) through a compiled graph with random or in-place ops is not "
@@ -126,7 +125,10 @@ class CompiledFunction:
         self.input_requires_grad = input_requires_grad
         self.impure = any(n.op == "call_function" and not getattr(n.target, "is_pure", True)
                           for n in graph_module.graph.nodes)
-        # per-call work over the parameters at C speed (NOTE: [flat training-call overhead])
+        # per-call work over the parameters reused between calls (NOTE: [flat training-call overhead])
+        self.saved_input_positions, self.saved_attribute_names = saved_layout(self.saved)
+        self._pick_inputs = (operator.itemgetter(*self.saved_input_positions)
+                             if len(self.saved_input_positions) > 1 else None)
         self._exact_names = all(name in graph_module._attributes for name in self.attribute_names)
         self._input_flags = input_requires_grad[:self.placeholder_count]
         self._attribute_state = None
@@ -136,14 +138,23 @@ class CompiledFunction:
             return list(map(self.graph_module._attributes.__getitem__, self.attribute_names))
         return [self.graph_module.get_attribute(name) for name in self.attribute_names]
 
-    def _state_for(self, attributes: list) -> "_AttributeState":
-        """What the calls reuse while the graph's attributes are the same objects (rebuilt when one changes)."""
-        key = tuple(map(id, attributes))
+    def _state(self) -> AttributeState:
+        """The reused per-call state, rebuilt when an attribute is another object, refreshed after a rebind."""
         state = self._attribute_state
-        if state is None or state.key != key:
-            state = self._attribute_state = _AttributeState(self, attributes, key)
-        state.version = getattr(self.graph_module, "attribute_version", None)
+        if state is None or not self._exact_names or state.version != self.graph_module.attribute_version:
+            attributes = self._attributes()  # else: exact names and no set_attribute since, the same objects
+            key = tuple(map(id, attributes))
+            if state is None or state.key != key:
+                state = self._attribute_state = AttributeState(self, attributes, key)
+            state.version = getattr(self.graph_module, "attribute_version", None)
+        if state.rebinds != REBINDS.count:
+            state.refresh()
         return state
+
+    def _saved_inputs(self, inputs: tuple) -> list:
+        if self._pick_inputs is not None:
+            return list(self._pick_inputs(inputs))
+        return [inputs[p] for p in self.saved_input_positions]
 
     def input_value(self, inputs, attributes, position):
         """Input ``position`` of the joint graph: a call argument, then the get_attr tensors."""
@@ -152,15 +163,8 @@ class CompiledFunction:
         return attributes[position - self.placeholder_count]
 
     def __call__(self, *inputs):
-        state = self._attribute_state
-        if state is not None and self._exact_names and state.version == self.graph_module.attribute_version:
-            attributes = state.attributes  # exact names, no set_attribute since: the same objects
-        else:
-            attributes = self._attributes()
-            state = self._state_for(attributes)
-        input_flags = [isinstance(t, Tensor) and t._requires_grad for t in inputs]
-        if state.changed or input_flags != self._input_flags \
-                or list(map(_REQUIRES_GRAD, state.tensors)) != state.tensor_flags:
+        state = self._state()
+        if state.stale or (inputs and [isinstance(t, Tensor) and t._requires_grad for t in inputs] != self._input_flags):
             # the guards on requires_grad recompile before this happens; never reuse a wrong graph
             LOG.info("graph %s runs op by op: requires_grad of an input or parameter changed since it was "
                      "compiled", self.graph_module.class_name)
@@ -170,87 +174,29 @@ class CompiledFunction:
             results = self.forward_fn(*inputs)
         finally:
             GRAD_MODE.enabled = mode
-        outputs = tuple(results[:self.output_count])
-        pool = (*inputs, *state.saved_attributes, *results[self.output_count:])
-        saved = state.pick_saved(pool)
-        edges = list(state.edges)
-        for slot, position in state.input_edges:
-            edges[slot] = gradient_edge(history(self.input_value(inputs, attributes, position)))
+        count = self.output_count
+        outputs = tuple(results[:count])
+        extra = results[count:]
+        saved_inputs = self._saved_inputs(inputs) if self.saved_input_positions else []
+        saved = [*saved_inputs, *state.saved_attributes, *extra]
+        try:
+            versions = [t._storage.version for t in saved_inputs]
+            if state.saved_storages is None:
+                versions += [t._storage.version for t in state.saved_attributes]
+            else:
+                versions += [s.version for s in state.saved_storages]
+            versions += [t._storage.version for t in extra]
+        except AttributeError:  # a saved size (an int) among them
+            versions = [t._storage.version if isinstance(t, Tensor) else None for t in saved]
+        edges = state.edges
+        if state.input_edges:
+            edges = list(edges)
+            for slot, position in state.input_edges:
+                edges[slot] = gradient_edge(history(self.input_value(inputs, state.attributes, position)))
         metas = self.output_metas
         if self.symbolic:  # the zeros of an output without a gradient take this call's sizes
             metas = [TensorMeta.of(outputs[i]) if m is not None else None for i, m in enumerate(metas)]
-        try:
-            versions = list(map(_VERSION, saved))
-        except AttributeError:  # a saved size (an int) among them
-            versions = [t._storage.version if isinstance(t, Tensor) else None for t in saved]
-        node = CompiledFunctionBackward(self, edges, saved, versions,
-                                        (inputs, attributes), metas)
+        node = CompiledFunctionBackward(self, edges, saved, versions, (inputs, state.attributes), metas)
         for i in self.tangent_outputs:
             set_history(outputs[i], node, i)
         return outputs
-
-
-
-class _AttributeState:
-    """What a CompiledFunction's calls reuse while its graph's attributes stay the same objects.
-
-    NOTE: [flat training-call overhead] A training forward over hundreds of parameters must
-    not pay Python work per parameter on every call. While the attributes are the same objects
-    (no ``GraphModule.set_attribute`` since, for exact attribute names; else their ids, compared
-    as one tuple), the node's edges into the parameters (their
-    AccumulateGrad nodes: a leaf keeps its one node, ``grad_accumulator``) and the saved
-    parameters are the ones of the previous call; what can change between calls is read at C
-    speed: each tensor's ``requires_grad`` (a change runs the graph op by op, as before) and
-    each saved tensor's storage version. Inputs of the call are looked at every time.
-
-    Attributes:
-        key: the ids of the attributes it was built for.
-        version: the graph module's ``attribute_version`` when last checked.
-        tensors: the attributes that are tensors; tensor_flags: the requires_grad the graph was compiled for.
-        changed: an attribute that required grad when compiled is no tensor now.
-        saved_attributes: the values of the saved attributes.
-        saved_positions: per saved value, its index in (inputs, saved attributes, forward's extra outputs).
-        edges: per gradient input, its edge (None where the call's input decides).
-        input_edges: (slot in edges, input position) for the gradient inputs that are call arguments.
-    """
-
-    def __init__(self, function: CompiledFunction, attributes: list, key: tuple):
-        self.key, self.attributes = key, attributes  # kept: the ids stay theirs while cached
-        inputs = function.placeholder_count
-        compiled_flags = function.input_requires_grad[inputs:]  # what the graph was compiled for
-        self.tensors = [t for t in attributes if isinstance(t, Tensor)]
-        self.tensor_flags = [flag for t, flag in zip(attributes, compiled_flags) if isinstance(t, Tensor)]
-        # an attribute that required grad is no tensor now: every call runs the graph op by op
-        self.changed = any(flag and not isinstance(t, Tensor) for t, flag in zip(attributes, compiled_flags))
-        by_name = dict(zip(function.attribute_names, attributes))
-        self.saved_attributes, self.saved_positions = [], []
-        attribute_kinds = [(k, key) for k, key in function.saved if k == SAVED_ATTRIBUTE]
-        for kind, name in attribute_kinds:
-            self.saved_attributes.append(by_name[name] if name in by_name else function.graph_module.get_attribute(name))
-        attribute_index = 0
-        for kind, k in function.saved:
-            if kind == SAVED_INPUT:
-                self.saved_positions.append(k)
-            elif kind == SAVED_ATTRIBUTE:
-                self.saved_positions.append(inputs + attribute_index)
-                attribute_index += 1
-            else:
-                self.saved_positions.append(inputs + len(attribute_kinds) + k)
-        positions = self.saved_positions
-        if len(positions) > 1:
-            getter = operator.itemgetter(*positions)
-            self.pick_saved = lambda pool: list(getter(pool))
-        else:
-            self.pick_saved = lambda pool: [pool[p] for p in positions]
-        self.edges, self.input_edges = [], []
-        for slot, position in enumerate(function.grad_inputs):
-            if position < inputs:
-                self.edges.append(None)
-                self.input_edges.append((slot, position))
-                continue
-            tensor = attributes[position - inputs]
-            if tensor._grad_fn is None and getattr(tensor, "_view_base", None) is None:
-                self.edges.append(gradient_edge(tensor))  # a leaf: its one AccumulateGrad (or none)
-            else:  # a tensor with history: looked at on every call
-                self.edges.append(None)
-                self.input_edges.append((slot, position))

@@ -26,8 +26,8 @@ def accepts_requires_grad(factory):
     @functools.wraps(factory)
     def wrapper(*args, requires_grad=False, **kwargs):
         result = factory(*args, **kwargs)
-        if requires_grad:
-            result.requires_grad = True
+        if requires_grad:  # a new tensor: no compiled guard has seen it (tensor/rebinds.py)
+            result._assign_requires_grad(True, counted=False)
         return result
     return wrapper
 
