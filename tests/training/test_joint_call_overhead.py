@@ -302,3 +302,25 @@ def test_a_buffer_that_a_custom_function_makes_require_grad_carries_its_gradient
     np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
     assert actual_grad is not None
     np.testing.assert_allclose(actual_grad.numpy(), expected_grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_new_tensor_that_requires_grad_is_no_rebind(monkeypatch):
+    """A factory's ``requires_grad=True`` flags a tensor no guard has seen: the cached call stays flat."""
+    dl.reset()
+    model, reference = _pair()
+    compiled = dl.compile(model, backend="numpy")
+    compiled(dl.randn(3, 6, requires_grad=True))
+    refreshes = []
+    original = AttributeState.refresh
+    monkeypatch.setattr(AttributeState, "refresh", lambda self: refreshes.append(self) or original(self))
+    for _ in range(3):
+        x = dl.randn(3, 6, requires_grad=True)
+        xr = dl.tensor(x.detach().numpy(), requires_grad=True)
+        out = compiled(x)
+        _assert_compiled_node(out)
+        out.sum().backward()
+        reference(xr).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), xr.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert refreshes == []
+    with pytest.raises(RuntimeError, match="floating point and complex dtype"):
+        dl.zeros(3, dtype=dl.int64, requires_grad=True)
