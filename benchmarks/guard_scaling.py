@@ -164,8 +164,8 @@ def main(argv=None) -> int:
     # Inference timings by default, as torch peers run under inference_mode.
     dl.set_grad_enabled(args.grad)
     sizes = [int(n) for n in args.sizes.split(",")]
-    print(f"Python {sys.version.split()[0]}, backend {args.backend}, grad {'on' if args.grad else 'off'}, {args.clock} clock; "
-          f"residual blocks width {WIDTH}, "
+    print(f"Python {sys.version.split()[0]}, backend {args.backend}, grad {'on' if args.grad else 'off'}, "
+          f"{args.clock} clock; residual blocks width {WIDTH}, "
           f"batch {BATCH}; medians of {args.rounds} interleaved rounds, us per call")
     header = (f"{'N':>5}{'params':>8}{'compiled':>11}{'graph':>10}{'overhead':>10}{'stub overhead':>15}"
               f"{'__getattr__/call':>18}")

@@ -100,8 +100,8 @@ class AutogradFields:
             )
         if value and not (self._dtype.is_floating_point or self._dtype.is_complex):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
-        if counted and value is not self._requires_grad:  # compiled guards trust version tags for it (tensor/rebinds.py)
-            tensor_rebound()
+        if counted and value is not self._requires_grad:
+            tensor_rebound()  # compiled guards trust version tags for it (tensor/rebinds.py)
         self._requires_grad = value
 
     @property

@@ -6,7 +6,6 @@ from ...graph import GraphModule
 from ...ops.core.registry import REGISTRY
 from ...tensor.meta import TensorMeta
 from ...tensor.symint import hint_of
-from ...tensor.tensor import Tensor
 from .compiled_function import CompiledFunction
 from .joint import requires_grad_flags, trace_joint
 from .partition import SAVED_ATTRIBUTE, SAVED_INPUT, partition

@@ -164,7 +164,8 @@ class CompiledFunction:
 
     def __call__(self, *inputs):
         state = self._state()
-        if state.stale or (inputs and [isinstance(t, Tensor) and t._requires_grad for t in inputs] != self._input_flags):
+        input_flags = [isinstance(t, Tensor) and t._requires_grad for t in inputs]
+        if state.stale or input_flags != self._input_flags:
             # the guards on requires_grad recompile before this happens; never reuse a wrong graph
             LOG.info("graph %s runs op by op: requires_grad of an input or parameter changed since it was "
                      "compiled", self.graph_module.class_name)
