@@ -64,9 +64,9 @@ def _without_step(body: ScanBody):
             size.update_arg(0, row)
             size.update_arg(1, k if k < dim else k - 1)
     graph.eliminate_dead_code()
-    for i in sliced:
-        if not closed[i].users:
-            graph.erase_node(closed[i])
+    for ph in closed:  # sliced inputs now read as slices, and inputs nothing reads (the reverse
+        if not ph.users:  # scan's length): a compiled body takes tensors only
+            graph.erase_node(ph)
     if step.users:
         return None
     graph.erase_node(step)

@@ -286,3 +286,32 @@ def test_numpy_backend_compiles_the_scan_body_once(name):
         assert isinstance(runner, NumpyScanRunner) and runner.function is not None
         assert "_step" in runner.gm.code and "t" not in [n.name for n in runner.gm.graph.nodes]
         assert_equal_values(out.result, model(*args), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_numpy_backend_compiles_the_reverse_scan_body(name, monkeypatch):
+    """The backward's scan body takes the length as an input it does not read: it must still be
+    compiled as numpy code, not run op by op."""
+    from dynamo_lite.backends.numpy.scan import NumpyScanRunner
+
+    runners = []
+    original = NumpyScanRunner.__init__
+
+    def recording(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        runners.append(self)
+
+    monkeypatch.setattr(NumpyScanRunner, "__init__", recording)
+    make, inputs = MODELS[name]
+    dl.manual_seed(4)
+    model = make()
+    compiled = dl.compile(model, backend="numpy", dynamic=True)
+    args = inputs(7)
+    before = dl.stats()
+    out = compiled(*args)
+    (out[0] if isinstance(out, tuple) else out).sum().backward()
+    assert_compiled(before, dl.stats())
+    ran = [r for r in runners if r.function is not None]
+    assert len(ran) == 2  # the forward scan's body and the reverse scan's
+    for runner in ran:
+        assert "runs eagerly" not in runner.gm.backend_code, runner.gm.backend_code
