@@ -17,6 +17,7 @@ from ..registry import register_backend, register_tier
 from ..report_notes import record_build_units, record_fused_groups
 from ..tiered import Tier
 from .lowering import NativeLowering
+from .scan_loop import compile_native_scans
 from .threads import THREADS, get_num_threads, set_num_threads
 from .toolchain import BuildError, build, cache_dir, compiler_available, find_compiler
 
@@ -67,6 +68,7 @@ class NativeBackend(NumpyBackend):
         Raises:
             BuildError: no compiler, or it rejected the generated source.
         """
+        compile_native_scans(gm, self)  # NOTE: [native scan loops]
         lowering = NativeLowering(build, THREADS)
         specializations = Specializations(gm, self.block_bytes, self.workers, lowering)
         function = specializations.build(list(example_inputs), propagate=False)

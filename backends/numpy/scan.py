@@ -42,7 +42,7 @@ def _sliced_inputs(graph, n_carry: int):
     return found, only_slices
 
 
-def _without_step(body: ScanBody):
+def without_step(body: ScanBody):
     """``(graph, {closed index: dim}, plan)``: the body taking slices in place of the sliced
     inputs and no step (``plan``: what each of its placeholders gets), or None."""
     graph = body.gm.graph.copy()
@@ -106,7 +106,7 @@ def compile_scan_bodies(gm, backend) -> None:
         if not is_scan(node) or node.args[0].run is not node.args[0].gm:
             continue
         body = node.args[0]
-        rewritten = _without_step(body)
+        rewritten = without_step(body)
         if rewritten is None:
             continue
         graph, sliced, plan = rewritten

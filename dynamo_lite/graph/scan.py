@@ -25,20 +25,23 @@ class ScanBody:
         n_carry: how many carries.
         n_out: how many per-step outputs.
         run: what the scan calls per step (``gm``, or a backend's compiled version of it).
+        loop: None, or what runs the whole scan at once (a backend's compiled loop):
+            ``loop(length, init, closed)`` returns the scan's result, or None to run it step by step.
     """
 
     def __init__(self, gm, n_carry: int, n_out: int):
         self.gm, self.n_carry, self.n_out = gm, n_carry, n_out
         self.run = gm
+        self.loop = None
 
     @property
     def graph(self):
         return self.gm.graph
 
-    def with_runner(self, run) -> "ScanBody":
-        """A copy whose steps call ``run`` (a compiled body)."""
+    def with_runner(self, run, loop=None) -> "ScanBody":
+        """A copy whose steps call ``run`` (a compiled body), and whose whole loop ``loop`` runs if given."""
         body = ScanBody(self.gm, self.n_carry, self.n_out)
-        body.run = run
+        body.run, body.loop = run, loop
         return body
 
     def __repr__(self) -> str:
@@ -48,6 +51,10 @@ class ScanBody:
 
 def scan(body: ScanBody, length: int, init: tuple, closed: tuple) -> tuple:
     """Run ``body`` ``length`` times (see NOTE: [scan]); returns ``(*final carries, *stacked outputs)``."""
+    if body.loop is not None:
+        result = body.loop(length, init, closed)
+        if result is not None:
+            return result
     carry = tuple(init)
     outputs = [[] for _ in range(body.n_out)]
     run, n_carry = body.run, body.n_carry
