@@ -111,9 +111,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--large", action="store_true", help="512/512/64/100 instead of 128/128/32/50")
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--backends", default="eager,numpy")
+    parser.add_argument("--backends", default="eager,numpy,native")
     args = parser.parse_args()
     dl.set_num_threads(1)
+    # every variant compiles the same forward: a backend x static/scan x grad mode entry each
+    dl.config.cache_size_limit = max(dl.config.cache_size_limit, 4 * len(args.backends.split(",")) + 4)
     sizes = (512, 512, 64, 100) if args.large else (128, 128, 32, 50)
     variants = {**_dl_variants(sizes, args.backends.split(",")), **_torch_variants(sizes)}
     before = dl.stats()

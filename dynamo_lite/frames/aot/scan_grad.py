@@ -2,7 +2,9 @@
 
 NOTE: [scan in the joint graph] A ``scan`` node of a captured graph (NOTE: [scan]) is traced
 into the joint graph as a scan whose body also returns its carries, so the forward keeps
-every step's carry stacked. When a carry or a closed input requires grad the node goes on
+every step's carry stacked, and the matrix products that read a carry (the hidden-to-hidden
+product), so the reverse scan reads them instead of computing them again (their gradient
+formulas need only their inputs). When a carry or a closed input requires grad the node goes on
 the tape with a formula that records a second scan running the steps backwards
 (``r = length - 1 - t``): its body is the vector-Jacobian product of the forward body,
 traced once with the same derivative formulas as every other op (a JointTracer over the
@@ -34,15 +36,36 @@ def _differentiable(value) -> bool:
     return isinstance(value, ProxyTensor) and (value._dtype.is_floating_point or value._dtype.is_complex)
 
 
-def _saving_body(body: ScanBody) -> ScanBody:
-    """``body`` whose outputs also hold its carries (stacked by the scan: the saved carries)."""
+_PRODUCTS = ("linear", "matmul", "mm", "addmm", "bmm")
+
+
+def _saved_products(graph, n_carry: int) -> list:
+    """The body's matrix products that read a carry (NOTE: [scan in the joint graph]: saved, not recomputed)."""
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    on_carry = set(placeholders[1:1 + n_carry])
+    products = []
+    for node in graph.nodes:
+        if node.op != "call_function" or not any(a in on_carry for a in node.all_input_nodes):
+            continue
+        on_carry.add(node)
+        if getattr(node.target, "name", None) in _PRODUCTS:
+            products.append(node)
+    return products
+
+
+def _saving_body(body: ScanBody) -> tuple:
+    """``(body whose outputs also hold its carries and the products that read them, how many
+    products)``: the scan stacks them (the saved carries and products)."""
     graph = body.gm.graph.copy()
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    products = _saved_products(graph, body.n_carry)
     output = graph.output_node
-    outs = tuple(output.args[0]) + tuple(placeholders[1:1 + body.n_carry])
+    outs = tuple(output.args[0]) + tuple(placeholders[1:1 + body.n_carry]) + tuple(products)
     graph.erase_node(output)
     graph.output(outs)
-    return ScanBody(GraphModule({}, graph, class_name="ScanBodySaving"), body.n_carry, body.n_out + body.n_carry)
+    saving = ScanBody(GraphModule({}, graph, class_name="ScanBodySaving"), body.n_carry,
+                      body.n_out + body.n_carry + len(products))
+    return saving, len(products)
 
 
 def trace_scan(tracer, tape_entry, body: ScanBody, length, init: tuple, closed: tuple):
@@ -50,7 +73,7 @@ def trace_scan(tracer, tape_entry, body: ScanBody, length, init: tuple, closed: 
     flow through it."""
     if not isinstance(length, (int, SymInt)):
         raise Unsupported("a scan whose length is not a size")
-    saving = _saving_body(body)
+    saving, _ = _saving_body(body)
     metas = scan_meta(saving, length, to_metas(init), to_metas(closed))
     node = tracer.graph.call_function(scan, (saving, tracer._nodes(length), tracer._nodes(tuple(init)),
                                              tracer._nodes(tuple(closed))))
@@ -185,7 +208,10 @@ def _vjp_body(outer, env, body: ScanBody, init, closed, saved, output_grads, clo
 
         dcarry = [proxy(ph, v) for ph, v in zip(dcarry_phs, init)]
         dacc = [proxy(ph, v) for ph, v in zip(dacc_phs, acc)]
-        carries = [at_step(ph, v) for ph, v in zip(saved_phs, saved)]
+        carries = [at_step(ph, v) for ph, v in zip(saved_phs[:body.n_carry], saved[:body.n_carry])]
+        saved_products = [at_step(ph, v) for ph, v in zip(saved_phs[body.n_carry:], saved[body.n_carry:])]
+        product_at = {n.name: p for n, p in zip(_saved_products(body.gm.graph, body.n_carry), saved_products)}
+        recomputed = []
         dys = [at_step(ph, g) for ph, g in zip(dys_phs, output_grads)]
         closed_values = [proxy(ph, v) if isinstance(v, ProxyTensor) else v for ph, v in zip(closed_phs, closed)]
         for c in carries:
@@ -210,11 +236,15 @@ def _vjp_body(outer, env, body: ScanBody, init, closed, saved, output_grads, clo
                 raise Unsupported(f"scan body node {n.format_node()}")
             args, kwargs = _lookup(n.args, env_map), _lookup(n.kwargs, env_map)
             env_map[n] = n.target(*args, **kwargs)
+            if n.name in product_at:  # its gradient formula is traced; its value is read where saved
+                recomputed.append((env_map[n].node, product_at[n.name].node))
             if n in slice_nodes:  # this step's rows of a sliced input: its gradient is a step output
                 tracer.requires_grad.add(env_map[n].node)
                 slices[slice_nodes[n]].append(env_map[n])
         tracer.recording = False
         grads = _backward(tracer, outputs, dcarry + dys)
+        for node, saved_node in recomputed:
+            node.replace_all_uses_with(saved_node)
         new_dcarry = [grads[c.node] if c.node in grads else
                       OPS["zeros"](size=tuple(c._sizes), dtype=c._dtype, device=c._device) for c in carries]
         grads_of_closed = [grads.get(v.node) for i, (v, need) in enumerate(zip(closed_values, closed_needs))
