@@ -28,7 +28,7 @@ from dynamo_lite.tensor.tensor import Tensor
 
 from ..numpy import numpy_backend
 from ..numpy.compiler import Specializations
-from ..numpy.scan import NumpyScanRunner, without_step
+from ..numpy.scan import NumpyScanRunner, unflip_sliced_inputs, without_step
 from .calls import KernelCalls
 from .lowering import MAX_UNIT_BYTES, NativeLowering
 from .scan_kernels import KERNELS, emit_scan_node, scan_node_source
@@ -160,8 +160,9 @@ class NativeScanLoop(NumpyScanRunner):
         refused: why the C loop is not used, or None.
     """
 
-    def __init__(self, backend, graph, sliced: dict, plan: tuple, n_carry: int, n_out: int):
-        super().__init__(backend, graph, sliced, plan, n_carry)
+    def __init__(self, backend, graph, sliced: dict, plan: tuple, n_carry: int, n_out: int,
+                 reversed_inputs=frozenset()):
+        super().__init__(backend, graph, sliced, plan, n_carry, reversed_inputs)
         self.gm.class_name = "ScanBodyNative"
         self.n_out = n_out
         self.lowering = ScanLowering()
@@ -195,7 +196,7 @@ class NativeScanLoop(NumpyScanRunner):
             elif kind == "closed":
                 args.append(closed[i])
             else:
-                args.append(take(ops.select(closed[i], self.sliced[i], t)))
+                args.append(take(ops.select(closed[i], self.sliced[i], self.row(closed, i, t))))
         return args
 
     def loop(self, length, init, closed):
@@ -234,7 +235,7 @@ class NativeScanLoop(NumpyScanRunner):
         step_bytes = {}  # placeholder -> bytes its address moves per step
         for node, (kind, i), arg in zip(placeholders, self.plan, args):
             step_bytes[node.name] = (closed[i]._strides[self.sliced[i]] * closed[i]._dtype.itemsize
-                                if kind == "slice" else 0)
+                                     * (-1 if i in self.reversed else 1) if kind == "slice" else 0)
         patches = []
         for index, (recorder, block) in enumerate(calls):
             for word, root in recorder.patches:
@@ -297,9 +298,14 @@ def compile_native_scans(gm, backend) -> None:
         if rewritten is None:
             continue
         graph, sliced, plan = rewritten
-        runner = NativeScanLoop(backend, graph, sliced, plan, body.n_carry, body.n_out)
+        if isinstance(body.run, NumpyScanRunner):  # the numpy tier's, on the same graph: its inputs are unflipped
+            reversed_inputs = body.run.reversed
+        else:
+            reversed_inputs = unflip_sliced_inputs(node, sliced)
+        runner = NativeScanLoop(backend, graph, sliced, plan, body.n_carry, body.n_out, reversed_inputs)
         node.update_arg(0, body.with_runner(runner, runner.loop))
         changed = True
     if changed:
+        gm.graph.eliminate_dead_code()
         gm.recompile()
 

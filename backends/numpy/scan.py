@@ -7,7 +7,9 @@ int input (a new plan per value), so the body is first rewritten to take each in
 reads only as its step's slice (``x[t]``, ``x[:, t]``) as that slice, which the runner
 passes as a view; a body that still uses the step otherwise keeps running as Python. The
 compiled function serves every step (the carries and slices have one geometry) and every
-length.
+length. A sliced input that is a ``flip`` along the sliced dim made for this scan alone (the
+reverse scan of a backward reads its inputs flipped) is replaced by the unflipped tensor,
+read at row ``length - 1 - t``: no copy of it is made.
 """
 from __future__ import annotations
 
@@ -78,10 +80,15 @@ class NumpyScanRunner:
     """``run(t, *carries, *closed)`` of a scan body whose compiled numpy code takes the
     step's slices in place of the sliced inputs (see NOTE: [numpy scan bodies])."""
 
-    def __init__(self, backend, graph, sliced: dict, plan: tuple, n_carry: int):
+    def __init__(self, backend, graph, sliced: dict, plan: tuple, n_carry: int, reversed_inputs=frozenset()):
         self.backend, self.gm = backend, GraphModule({}, graph, "ScanBodyNumpy")
         self.sliced, self.plan, self.n_carry = sliced, plan, n_carry
+        self.reversed = reversed_inputs  # closed indices read at row length - 1 - t
         self.function = None
+
+    def row(self, closed, i: int, t: int) -> int:
+        """The row of sliced input ``i`` that step ``t`` reads."""
+        return closed[i]._sizes[self.sliced[i]] - 1 - t if i in self.reversed else t
 
     def __call__(self, t, *values):
         carries, closed = values[:self.n_carry], values[self.n_carry:]
@@ -93,7 +100,7 @@ class NumpyScanRunner:
                 args.append(closed[i])
             else:  # a copy at offset 0: a view's offset changes every step, and the compiled
                 # code is planned per input geometry (offset included)
-                args.append(ops.clone(ops.select(closed[i], self.sliced[i], t)))
+                args.append(ops.clone(ops.select(closed[i], self.sliced[i], self.row(closed, i, t))))
         if self.function is None:
             self.function = self.backend(self.gm, args)
         return self.function(*args)
@@ -110,7 +117,30 @@ def compile_scan_bodies(gm, backend) -> None:
         if rewritten is None:
             continue
         graph, sliced, plan = rewritten
-        node.update_arg(0, body.with_runner(NumpyScanRunner(backend, graph, sliced, plan, body.n_carry)))
+        reversed_inputs = unflip_sliced_inputs(node, sliced)
+        node.update_arg(0, body.with_runner(NumpyScanRunner(backend, graph, sliced, plan, body.n_carry,
+                                                            reversed_inputs)))
         changed = True
     if changed:
+        gm.graph.eliminate_dead_code()
         gm.recompile()
+
+
+def unflip_sliced_inputs(node, sliced: dict) -> frozenset:
+    """Give the scan ``node`` the unflipped tensor of each sliced input that is a flip along its
+    sliced dim read by this scan alone (see NOTE: [numpy scan bodies]); returns their indices."""
+    closed, found = list(node.args[3]), set()
+    for i, dim in sliced.items():
+        source = closed[i]
+        if (getattr(source, "op", None) != "call_function" or getattr(source.target, "name", None) != "flip"
+                or len(source.args) != 2 or source.kwargs or len(source.users) != 1):
+            continue
+        dims = source.args[1] if isinstance(source.args[1], (tuple, list)) else (source.args[1],)
+        meta = source.meta.get("val")
+        if meta is None or [d % meta.ndim for d in dims] != [dim % meta.ndim]:
+            continue
+        closed[i] = source.args[0]
+        found.add(i)
+    if found:
+        node.update_arg(3, tuple(closed))
+    return frozenset(found)
