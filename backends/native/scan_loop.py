@@ -28,7 +28,7 @@ from dynamo_lite.tensor.tensor import Tensor
 
 from ..numpy import numpy_backend
 from ..numpy.compiler import Specializations
-from ..numpy.scan import NumpyScanRunner, unflip_sliced_inputs, without_step
+from ..numpy.scan import NumpyScanRunner, step_copy, unflip_sliced_inputs, without_step
 from .calls import KernelCalls
 from .lowering import MAX_UNIT_BYTES, NativeLowering
 from .scan_kernels import KERNELS, emit_scan_node, scan_node_source
@@ -183,7 +183,7 @@ class NativeScanLoop(NumpyScanRunner):
 
     def __call__(self, t, *values):
         carries, closed = values[:self.n_carry], values[self.n_carry:]
-        args = self._arguments(t, carries, closed, ops.clone)
+        args = self._arguments(t, carries, closed, step_copy)
         if self.function is None:
             self._compile(args)
         return self.function(*args)
@@ -196,7 +196,7 @@ class NativeScanLoop(NumpyScanRunner):
             elif kind == "closed":
                 args.append(closed[i])
             else:
-                args.append(take(ops.select(closed[i], self.sliced[i], self.row(closed, i, t))))
+                args.append(take(closed[i], self.sliced[i], self.row(closed, i, t)))
         return args
 
     def loop(self, length, init, closed):
@@ -206,7 +206,7 @@ class NativeScanLoop(NumpyScanRunner):
             return None
         with self._lock:
             carries = [_own_contiguous(c) for c in init]
-            args = self._arguments(0, carries, closed, lambda x: x)
+            args = self._arguments(0, carries, closed, ops.select)
             if self.function is None:
                 self._compile(args)
                 if self.refused is not None:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from dynamo_lite.graph.graph_module import GraphModule
 from dynamo_lite.graph.scan import ScanBody, is_scan
-from dynamo_lite.ops.core import api as ops
+from dynamo_lite.tensor.layout import contiguous_strides
+
+from .runtime import fresh_tensor
 
 
 def _sliced_inputs(graph, n_carry: int):
@@ -100,10 +102,21 @@ class NumpyScanRunner:
                 args.append(closed[i])
             else:  # a copy at offset 0: a view's offset changes every step, and the compiled
                 # code is planned per input geometry (offset included)
-                args.append(ops.clone(ops.select(closed[i], self.sliced[i], self.row(closed, i, t))))
+                args.append(step_copy(closed[i], self.sliced[i], self.row(closed, i, t)))
         if self.function is None:
             self.function = self.backend(self.gm, args)
         return self.function(*args)
+
+
+def step_copy(tensor, dim: int, row: int):
+    """A new contiguous CPU tensor holding ``tensor.select(dim, row)`` (one NumPy copy, no dispatch)."""
+    rows = tensor._array()[(slice(None),) * dim + (row,)]
+    sizes = tuple(rows.shape)
+    strides = contiguous_strides(sizes)
+    itemsize = tensor._dtype.itemsize
+    copy, array = fresh_tensor(rows.size * itemsize, sizes, strides, tuple(s * itemsize for s in strides), tensor._dtype)
+    array[...] = rows
+    return copy
 
 
 def compile_scan_bodies(gm, backend) -> None:
