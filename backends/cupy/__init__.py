@@ -20,6 +20,7 @@ from ..report_notes import record_fused_groups
 from .kernel import Kernel, parse_signature
 from .lowering import Lowered, lower
 from .runtime import CupyRuntime, launch_config
+from .scan import compile_cupy_scan_bodies
 
 __all__ = ["CupyBackend", "CupyRuntime", "Kernel", "Lowered", "cupy_backend", "launch_config", "lower",
            "parse_signature"]
@@ -54,6 +55,7 @@ class CupyBackend:
             self.runtime = self.make_runtime()
         if any(n.op != "output" and "val" not in n.meta for n in gm.graph.nodes):
             ShapeProp(gm).propagate(*example_inputs)
+        compile_cupy_scan_bodies(gm, self)  # NOTE: [cupy scan bodies]
         lowered = lower(gm, self.runtime)
         record_fused_groups(gm, [kernel.nodes for kernel in lowered.kernels])
         return lowered.module(class_name=f"{gm.class_name}_{self.__name__}")

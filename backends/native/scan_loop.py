@@ -28,7 +28,7 @@ from dynamo_lite.tensor.tensor import Tensor
 
 from ..numpy import numpy_backend
 from ..numpy.compiler import Specializations
-from ..numpy.scan import NumpyScanRunner, step_copy, unflip_sliced_inputs, without_step
+from ..numpy.scan import NumpyScanRunner, unflip_sliced_inputs, without_step
 from .calls import KernelCalls
 from .lowering import MAX_UNIT_BYTES, NativeLowering
 from .scan_kernels import KERNELS, emit_scan_node, scan_node_source
@@ -182,22 +182,10 @@ class NativeScanLoop(NumpyScanRunner):
             self.refused = self.refused or f"the body runs eagerly ({self.specializations.eager_reason})"
 
     def __call__(self, t, *values):
-        carries, closed = values[:self.n_carry], values[self.n_carry:]
-        args = self._arguments(t, carries, closed, step_copy)
+        args = self.arguments(t, values[:self.n_carry], values[self.n_carry:])
         if self.function is None:
             self._compile(args)
         return self.function(*args)
-
-    def _arguments(self, t, carries, closed, take) -> list:
-        args = []
-        for kind, i in self.plan:
-            if kind == "carry":
-                args.append(carries[i])
-            elif kind == "closed":
-                args.append(closed[i])
-            else:
-                args.append(take(closed[i], self.sliced[i], self.row(closed, i, t)))
-        return args
 
     def loop(self, length, init, closed):
         """The scan's result computed by the C loop, or None (the scan then runs step by step)."""
@@ -206,7 +194,7 @@ class NativeScanLoop(NumpyScanRunner):
             return None
         with self._lock:
             carries = [_own_contiguous(c) for c in init]
-            args = self._arguments(0, carries, closed, ops.select)
+            args = self.arguments(0, carries, closed, ops.select)
             if self.function is None:
                 self._compile(args)
                 if self.refused is not None:
@@ -239,7 +227,7 @@ class NativeScanLoop(NumpyScanRunner):
         patches = []
         for index, (recorder, block) in enumerate(calls):
             for word, root in recorder.patches:
-                if root.kind == "fresh":
+                if root.kind in ("fresh", "param"):  # step 0's scratch memory, or an attribute of the body
                     continue
                 if root.kind != "input" or root.node.name not in step_bytes:  # the body's copy in the plan
                     return f"a kernel reads {root.name} ({root.kind}), which the loop cannot place"

@@ -82,27 +82,35 @@ class NumpyScanRunner:
     """``run(t, *carries, *closed)`` of a scan body whose compiled numpy code takes the
     step's slices in place of the sliced inputs (see NOTE: [numpy scan bodies])."""
 
+    take = staticmethod(lambda tensor, dim, row: step_copy(tensor, dim, row))  # a step's slice as passed
+
     def __init__(self, backend, graph, sliced: dict, plan: tuple, n_carry: int, reversed_inputs=frozenset()):
         self.backend, self.gm = backend, GraphModule({}, graph, "ScanBodyNumpy")
         self.sliced, self.plan, self.n_carry = sliced, plan, n_carry
         self.reversed = reversed_inputs  # closed indices read at row length - 1 - t
         self.function = None
 
-    def row(self, closed, i: int, t: int) -> int:
-        """The row of sliced input ``i`` that step ``t`` reads."""
-        return closed[i]._sizes[self.sliced[i]] - 1 - t if i in self.reversed else t
-
-    def __call__(self, t, *values):
-        carries, closed = values[:self.n_carry], values[self.n_carry:]
+    def arguments(self, t, carries, closed, take=None) -> list:
+        """What the compiled body gets at step ``t``: carries, closed inputs, and step slices
+        (made by ``take``, by default the runner's)."""
+        take = take or self.take
         args = []
         for kind, i in self.plan:
             if kind == "carry":
                 args.append(carries[i])
             elif kind == "closed":
                 args.append(closed[i])
-            else:  # a copy at offset 0: a view's offset changes every step, and the compiled
-                # code is planned per input geometry (offset included)
-                args.append(step_copy(closed[i], self.sliced[i], self.row(closed, i, t)))
+            else:  # a copy at offset 0 on numpy: a view's offset changes every step, and the
+                # compiled code is planned per input geometry (offset included)
+                args.append(take(closed[i], self.sliced[i], self.row(closed, i, t)))
+        return args
+
+    def row(self, closed, i: int, t: int) -> int:
+        """The row of sliced input ``i`` that step ``t`` reads."""
+        return closed[i]._sizes[self.sliced[i]] - 1 - t if i in self.reversed else t
+
+    def __call__(self, t, *values):
+        args = self.arguments(t, values[:self.n_carry], values[self.n_carry:])
         if self.function is None:
             self.function = self.backend(self.gm, args)
         return self.function(*args)
@@ -119,8 +127,10 @@ def step_copy(tensor, dim: int, row: int):
     return copy
 
 
-def compile_scan_bodies(gm, backend) -> None:
-    """Give every scan node of ``gm`` a body compiled by ``backend`` (in place; recompiles ``gm``)."""
+def compile_scan_bodies(gm, backend, runner=None) -> None:
+    """Give every scan node of ``gm`` a body compiled by ``backend`` (in place; recompiles ``gm``),
+    run per step by ``runner`` (a NumpyScanRunner class, by default that one)."""
+    runner = runner or NumpyScanRunner
     changed = False
     for node in gm.graph.nodes:
         if not is_scan(node) or node.args[0].run is not node.args[0].gm:
@@ -131,8 +141,7 @@ def compile_scan_bodies(gm, backend) -> None:
             continue
         graph, sliced, plan = rewritten
         reversed_inputs = unflip_sliced_inputs(node, sliced)
-        node.update_arg(0, body.with_runner(NumpyScanRunner(backend, graph, sliced, plan, body.n_carry,
-                                                            reversed_inputs)))
+        node.update_arg(0, body.with_runner(runner(backend, graph, sliced, plan, body.n_carry, reversed_inputs)))
         changed = True
     if changed:
         gm.graph.eliminate_dead_code()
