@@ -18,6 +18,7 @@ from dynamo_lite.graph.scan import ScanBody, is_scan
 from dynamo_lite.tensor.layout import contiguous_strides
 
 from .runtime import fresh_tensor
+from .scan_slices import merge_padded_slices
 
 
 def _sliced_inputs(graph, n_carry: int):
@@ -50,6 +51,7 @@ def without_step(body: ScanBody):
     """``(graph, {closed index: dim}, plan)``: the body taking slices in place of the sliced
     inputs and no step (``plan``: what each of its placeholders gets), or None."""
     graph = body.gm.graph.copy()
+    merge_padded_slices(graph)  # NOTE: [padded slice sums]
     sliced, only_slices = _sliced_inputs(graph, body.n_carry)
     if not only_slices:
         return None
