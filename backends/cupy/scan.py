@@ -21,6 +21,7 @@ class CupyScanRunner(NumpyScanRunner):
     """``run(t, *carries, *closed)`` of a scan body lowered by the cupy backend."""
 
     take = staticmethod(lambda tensor, dim, row: _contiguous(ops.select(tensor, dim, row)))
+    loop = None  # steps stacked by the scan itself (on the device)
 
     def __init__(self, backend, graph, sliced: dict, plan: tuple, n_carry: int, reversed_inputs=frozenset()):
         super().__init__(backend, graph, sliced, plan, n_carry, reversed_inputs)

@@ -191,14 +191,14 @@ class NativeScanLoop(NumpyScanRunner):
         """The scan's result computed by the C loop, or None (the scan then runs step by step)."""
         length = int(length)
         if self.refused is not None or length < 1 or not all(isinstance(c, Tensor) for c in init):
-            return None
+            return super().loop(length, init, closed)  # step by step, the body compiled
         with self._lock:
             carries = [_own_contiguous(c) for c in init]
             args = self.arguments(0, carries, closed, ops.select)
             if self.function is None:
                 self._compile(args)
                 if self.refused is not None:
-                    return None
+                    return super().loop(length, init, closed)
             self.lowering.log[:] = [[]]
             try:
                 first = self.function(*args)
@@ -207,7 +207,7 @@ class NativeScanLoop(NumpyScanRunner):
             plan = self._plan(calls, args, first, carries, closed, length)
             if isinstance(plan, str):
                 self.refused = plan
-                return None
+                return super().loop(length, init, closed)
             stacked, words = plan
             _loop_function()(ctypes.c_int64(length), *words, ctypes.c_int(THREADS.value))
             self.loops_in_c += 1

@@ -117,6 +117,32 @@ class NumpyScanRunner:
             self.function = self.backend(self.gm, args)
         return self.function(*args)
 
+    def loop(self, length, init, closed):
+        """The whole scan, each step output copied into its row of the result as soon as it is
+        made (while it is in cache), not stacked from a list after the loop; None for no steps."""
+        length, n_carry = int(length), self.n_carry
+        if length < 1:
+            return None
+        carries, rows, arrays = tuple(init), None, None
+        for t in range(length):
+            result = self(t, *carries, *closed)
+            carries = tuple(result[:n_carry])
+            outputs = result[n_carry:]
+            if rows is None:
+                rows, arrays = zip(*(_rows(length, out) for out in outputs)) if outputs else ((), ())
+            for array, out in zip(arrays, outputs):
+                array[t] = out._array()
+        return carries + tuple(rows)
+
+
+def _rows(length: int, tensor) -> tuple:
+    """``(tensor, array)``: a new contiguous CPU tensor for ``length`` rows shaped like ``tensor``."""
+    sizes = (length, *tensor._sizes)
+    strides = contiguous_strides(sizes)
+    itemsize = tensor._dtype.itemsize
+    return fresh_tensor(length * tensor.numel() * itemsize, sizes, strides, tuple(s * itemsize for s in strides),
+                        tensor._dtype)
+
 
 def step_copy(tensor, dim: int, row: int):
     """A new contiguous CPU tensor holding ``tensor.select(dim, row)`` (one NumPy copy, no dispatch)."""
@@ -143,7 +169,8 @@ def compile_scan_bodies(gm, backend, runner=None) -> None:
             continue
         graph, sliced, plan = rewritten
         reversed_inputs = unflip_sliced_inputs(node, sliced)
-        node.update_arg(0, body.with_runner(runner(backend, graph, sliced, plan, body.n_carry, reversed_inputs)))
+        made = runner(backend, graph, sliced, plan, body.n_carry, reversed_inputs)
+        node.update_arg(0, body.with_runner(made, made.loop))
         changed = True
     if changed:
         gm.graph.eliminate_dead_code()
