@@ -241,7 +241,7 @@ class NativeScanLoop(NumpyScanRunner):
         for k, out in enumerate(outputs[self.n_carry:]):
             if not out.is_contiguous():
                 return f"step output {k} is not contiguous"
-            rows = ops.empty((length, *out._sizes), dtype=out._dtype)
+            rows, _ = self.recycled.rows(length, out)  # NOTE: [recycled scan rows]
             stacked.append(rows)
             copies += [_address(out), storages.get(id(out._storage), 0), _address(rows),
                        out.numel() * out._dtype.itemsize, out.numel() * out._dtype.itemsize]

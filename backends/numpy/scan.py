@@ -18,6 +18,7 @@ from dynamo_lite.graph.scan import ScanBody, is_scan
 from dynamo_lite.tensor.layout import contiguous_strides
 
 from .runtime import fresh_tensor
+from .scan_rows import RecycledRows
 from .scan_slices import merge_padded_slices
 
 
@@ -91,6 +92,7 @@ class NumpyScanRunner:
         self.sliced, self.plan, self.n_carry = sliced, plan, n_carry
         self.reversed = reversed_inputs  # closed indices read at row length - 1 - t
         self.function = None
+        self.recycled = RecycledRows()  # NOTE: [recycled scan rows]
 
     def arguments(self, t, carries, closed, take=None) -> list:
         """What the compiled body gets at step ``t``: carries, closed inputs, and step slices
@@ -129,19 +131,10 @@ class NumpyScanRunner:
             carries = tuple(result[:n_carry])
             outputs = result[n_carry:]
             if rows is None:
-                rows, arrays = zip(*(_rows(length, out) for out in outputs)) if outputs else ((), ())
+                rows, arrays = zip(*(self.recycled.rows(length, out) for out in outputs)) if outputs else ((), ())
             for array, out in zip(arrays, outputs):
                 array[t] = out._array()
         return carries + tuple(rows)
-
-
-def _rows(length: int, tensor) -> tuple:
-    """``(tensor, array)``: a new contiguous CPU tensor for ``length`` rows shaped like ``tensor``."""
-    sizes = (length, *tensor._sizes)
-    strides = contiguous_strides(sizes)
-    itemsize = tensor._dtype.itemsize
-    return fresh_tensor(length * tensor.numel() * itemsize, sizes, strides, tuple(s * itemsize for s in strides),
-                        tensor._dtype)
 
 
 def step_copy(tensor, dim: int, row: int):
