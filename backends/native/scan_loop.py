@@ -234,9 +234,15 @@ class NativeScanLoop(NumpyScanRunner):
                 if step_bytes[root.node.name]:
                     patches += [index, word, block[word], step_bytes[root.node.name]]
         outputs = list(first)
-        if len(outputs) != self.n_carry + self.n_out:
+        if len(outputs) != self.n_carry + self.n_out or not all(isinstance(o, Tensor) for o in outputs):
             return "the body's outputs do not match the scan"
-        storages = {id(a._storage): step_bytes[n.name] for n, a in zip(placeholders, args) if isinstance(a, Tensor)}
+        moves = {}  # storage -> the bytes per step of the inputs over it
+        for node, arg in zip(placeholders, args):
+            if isinstance(arg, Tensor):
+                moves.setdefault(id(arg._storage), set()).add(step_bytes[node.name])
+        if any(len(m) > 1 for m in moves.values()):  # an output over that storage would move ambiguously
+            return "inputs moving differently per step share memory"
+        storages = {key: m.pop() for key, m in moves.items()}
         copies, stacked = [], []
         for k, out in enumerate(outputs[self.n_carry:]):
             if not out.is_contiguous():
