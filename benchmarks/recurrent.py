@@ -4,6 +4,8 @@ Run from a checkout's root, one BLAS thread:
 ``OPENBLAS_NUM_THREADS=1 python3 benchmarks/recurrent.py [--large] [--rounds N]``.
 Input 128, hidden 128, batch 32, T 50 (``--large``: 512/512/64/100). Forward under
 no_grad, and forward+backward (sum of the outputs). Interleaved rounds, medians in ms.
+Backends ``--backends eager,numpy,native`` (default): numpy runs the scan body per step,
+native the whole loop in C (NOTE: [native scan loops]).
 torch eager / torch.jit.script / torch.compile run the same loop when torch is installed.
 """
 from __future__ import annotations
