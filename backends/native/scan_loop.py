@@ -80,8 +80,8 @@ class ChainRecorder:
         self.address = ctypes.cast(function, ctypes.c_void_p).value
 
     def __call__(self, block, threads):
-        if self.log:
-            self.log[0].append((self, block))
+        if self.log and self.log[0][0] == threading.get_ident():  # the recording thread's calls only
+            self.log[0][1].append((self, block))
         self.function(block, threads)
 
 
@@ -118,7 +118,7 @@ class ScanLowering(NativeLowering):
 
     def __init__(self):
         super().__init__(build, THREADS)
-        self.log: list = []  # [list of (recorder, block)] while a first step records
+        self.log: list = []  # [(thread id, [(recorder, block)])] while a first step records
         self.calls = RecordingCalls(THREADS, self.log)
 
     def emit_group(self, builder, plan) -> bool:
@@ -199,11 +199,11 @@ class NativeScanLoop(NumpyScanRunner):
                 self._compile(args)
                 if self.refused is not None:
                     return super().loop(length, init, closed)
-            self.lowering.log[:] = [[]]
+            self.lowering.log[:] = [(threading.get_ident(), [])]
             try:
                 first = self.function(*args)
             finally:
-                calls = self.lowering.log.pop()
+                calls = self.lowering.log.pop()[1]
             plan = self._plan(calls, args, first, carries, closed, length)
             if isinstance(plan, str):
                 self.refused = plan
