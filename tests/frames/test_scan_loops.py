@@ -315,3 +315,14 @@ def test_numpy_backend_compiles_the_reverse_scan_body(name, monkeypatch):
     assert len(ran) == 2  # the forward scan's body and the reverse scan's
     for runner in ran:
         assert "runs eagerly" not in runner.gm.backend_code, runner.gm.backend_code
+
+
+def test_the_reverse_scan_reads_the_saved_hidden_product_instead_of_recomputing_it():
+    dl.manual_seed(6)
+    model = LoopLSTM(6, 8)
+    out = dl.explain(model, dynamic=True)(*_lstm_inputs(5))
+    backward = out.backward_graphs[0]
+    reverse = next(n for n in backward.graph.nodes if is_scan(n)).args[0]
+    products = [n for n in reverse.gm.graph.nodes if getattr(n.target, "name", None) in ("linear", "matmul", "mm")]
+    assert len(products) == 1  # the carry's gradient through the hidden-to-hidden weight; the gates are read
+    assert any(n.op == "placeholder" and n.name.startswith("saved_2") for n in reverse.gm.graph.nodes)
