@@ -218,7 +218,7 @@ class NativeLowering:
         members = (list(group.nodes) if group is not None else []) + [node]
         block, index = self.calls.add(builder, "image", lambda name: image_source(name, call), members, call.operands,
                                       lambda shape: image_call(node, shape.values, group).words, cols)
-        if cols is not None and call.gemm is None:
+        if call.product_in_python:
             weight, bias = node.args[1], (node.args[2] if len(node.args) > 2 else None)
             arrays = [builder.argument(a) for a in (weight, bias)]
             out = builder.array_of(value)
