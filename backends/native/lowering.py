@@ -27,6 +27,7 @@ from .conv_transpose import transpose_call, transpose_source
 from .copies import copy_call, copy_source
 from .gemm import addmm_call, gemm_source, linear_call, matmul_call
 from .image_grads import IMAGE_OPS, image_call, image_source
+from .image_avg_pool import avg_pool_call, avg_pool_source
 from .image_resample import resample_call, resample_source
 from .kernel import group_geometry, group_source
 from .row_ops import parse_row_call
@@ -45,7 +46,8 @@ NODE_KERNELS = {"linear": (linear_call, gemm_source, "gemm"), "matmul": (matmul_
                 "addmm": (addmm_call, gemm_source, "gemm"), "clone": (copy_call, copy_source, "group"),
                 "conv_transpose2d": (transpose_call, transpose_source, "image"),
                 "upsample_nearest": (resample_call, resample_source, "image"),
-                "upsample_bilinear2d": (resample_call, resample_source, "image")}
+                "upsample_bilinear2d": (resample_call, resample_source, "image"),
+                "avg_pool2d": (avg_pool_call, avg_pool_source, "image")}
 
 
 class NativeLowering:
