@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from dynamo_lite.graph.node import Node
 
+from .c_ops import C_TYPES
 from .kernel import PARALLEL_MIN_ELEMENTS
 
 STAGE = 8192  # elements of one band's staged input rows (and of its partial sums): 32 KiB of float
@@ -91,7 +92,6 @@ def grouped_call(node, values: dict, layout) -> GroupedConv | None:
     if not all(isinstance(n, Node) and values[n].is_tensor for n in read):
         return None
     out, xv, wv = values[node], values[x], values[weight]
-    from .c_ops import C_TYPES  # noqa: PLC0415 (kept local: c_ops is heavy to read, light to import)
     ctype = C_TYPES.get(out.dtype.numpy)
     if ctype not in ("float", "double") or not all(values[n].dtype is out.dtype for n in read):
         return None
@@ -217,7 +217,7 @@ def _stage_lines(call: GroupedConv, cc: str) -> list:
     t = call.ctype
     span = (kh - 1) * dh + 1
     return [
-        f"    {{",
+        "    {",
         f"      const {t}* restrict x = x0 + n * xn + (cbase + {cc}) * xc;",
         f"      for (int64_t k = 0; k < {kh * kw}; k++) wk[k] = w0[o * ws0 + ({cc}) * ws1 + k / {kw} * ws2 + k % {kw} * ws3];",
         f"      const int64_t h0 = oh0 * {sh} - {ph}, hs = (nr - 1) * {sh} + {span};",

@@ -58,7 +58,7 @@ def resample_call(node, values: dict) -> ResampleCall | None:
     args = list(node.args) + [None] * ((4 if bilinear else 3) - len(node.args))
     if node.kwargs or len(args) != (4 if bilinear else 3) or not isinstance(args[0], Node):
         return None
-    x, size = args[0], args[1]
+    x = args[0]
     scales = args[3] if bilinear else args[2]
     xv, out = values[x], values[node]
     if not xv.is_tensor or xv.dtype is not out.dtype or out.dtype.numpy not in C_TYPES:
@@ -87,7 +87,7 @@ def resample_source(name: str, call: ResampleCall) -> str:
                 f"      const {t} dh = ({t})s[2 * OH + oh];",
                 f"      const {t}* restrict r0 = x + h0 * xh;",
                 f"      const {t}* restrict r1 = x + h1 * xh;",
-                f"      const double* restrict sw = s + 3 * OH;",
+                "      const double* restrict sw = s + 3 * OH;",
                 "      for (int64_t ow = 0; ow < OW; ow++) {",
                 "        const int64_t w0 = (int64_t)sw[ow] * xw, w1 = (int64_t)sw[OW + ow] * xw;",
                 f"        const {t} dw = ({t})sw[2 * OW + ow];",

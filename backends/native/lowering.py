@@ -26,8 +26,8 @@ from .conv_ops import conv2d_product
 from .conv_transpose import transpose_call, transpose_source
 from .copies import copy_call, copy_source
 from .gemm import addmm_call, gemm_source, linear_call, matmul_call
-from .image_grads import IMAGE_OPS, image_call, image_source
 from .image_avg_pool import avg_pool_call, avg_pool_source
+from .image_grads import IMAGE_OPS, image_call, image_source
 from .image_resample import resample_call, resample_source
 from .kernel import group_geometry, group_source
 from .row_ops import parse_row_call
