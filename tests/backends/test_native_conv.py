@@ -211,6 +211,16 @@ def test_many_channel_weights_keep_the_gather_and_gemm():
 
 
 @needs_compiler
+def test_few_output_channels_over_a_large_image_run_the_direct_kernel():
+    # 16 -> 3 channels, 9x9 taps on 72x72 (a style-transfer net's last conv): a 21 MiB im2col matrix.
+    fn = epilogue_fn(1, 0, 1, False, 1)
+    x, w, b = inputs(1, 16, 3, (72, 72), (9, 9), NCHW, dl.float32)
+    actual, recording = run_compiled(fn, x, w, b)
+    assert_close_to_eager(actual, fn(x, w, b), error_bound(fn, x, w, b))
+    assert "gemm(" not in recording.codes[0] and kernel_lines(recording)[0].endswith(": conv2d")
+
+
+@needs_compiler
 def test_a_graph_with_an_inplace_op_runs_the_direct_conv2d_alone():
     # A mutation in the graph: nothing is computed at another node's step, the relu_ and pooling keep theirs.
     def f(x, w, b):
