@@ -98,6 +98,7 @@ class TieredFunction:
         self.build_error: str | None = None
         self.build_seconds: float | None = None
         self.choice: TierChoice | None = None
+        self._timed_by = None
         self._first_name = first_name
         self._tier, self._build_upper, self._label = tier, build_upper, label
         self._hot_after, self._spent = hot_after_seconds, 0.0
@@ -155,7 +156,8 @@ class TieredFunction:
         if self.choice is None:
             return None
         built = f"; {self._tier.name} built in {self.build_seconds * 1e3:.0f} ms" if self.build_seconds else ""
-        return self.choice.summary() + built
+        timed = "; thread CPU time" if self._timed_by is time.thread_time else ""
+        return self.choice.summary() + built + timed
 
     def _start(self, inputs: list) -> None:
         self._state = "building"
@@ -186,6 +188,7 @@ class TieredFunction:
         warmups = {name: int(warm_first and name != self._first_name) for name in self.candidates}
         self.choice = TierChoice(list(self.candidates), rounds=self._rounds, warmups=warmups)
         self._signature, self._skipped = None, 0
+        self._timed_by = None  # the clock of the last measured call (NOTE: [measuring clock])
         self._state = "measuring"
         self._settle_if_decided()
 
@@ -196,7 +199,7 @@ class TieredFunction:
         signature = _signature(args)
         if self._signature is None:
             self._signature = signature
-        clock = self._clock or self._tier.clock()
+        clock = self._timed_by = self._clock or self._tier.clock()
         started = clock()
         result = function(*args)
         elapsed = clock() - started

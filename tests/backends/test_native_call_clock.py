@@ -45,3 +45,16 @@ def test_a_tiered_function_times_measured_calls_with_its_tiers_clock():
         function(1)
     assert readings  # every measured call read the tier's clock, twice
     assert len(readings) % 2 == 0 and function.choice.medians()
+
+
+def test_explain_says_when_the_times_are_thread_cpu_time(restore_threads):
+    dl.set_num_threads(1)
+    if blas_threads() != 1:
+        pytest.skip("NumPy's BLAS thread count is not known here")
+    tier = Tier("native", None, lambda: None, clock=measuring_clock)
+    function = TieredFunction(lambda x: x, "numpy", tier, lambda inputs: (lambda x: x), 0.0, "g",
+                              eager=lambda x: x, rounds=1)
+    function.wait()
+    while not function.decided:
+        function(1)
+    assert function.measurement().endswith("; thread CPU time")
