@@ -13,6 +13,15 @@ slower than eager. A build that fails (no compiler, a compiler error) is logged 
 reason; the graph then chooses between the first tier and eager the same way. All
 candidates compute the same values (within the float tolerance every backend is tested
 to): which one runs, and the times that chose it, are shown by ``dl.explain``.
+
+NOTE: [measuring clock] A measured call is timed by the upper tier's clock (``Tier.clock``, asked
+per call). The native tier's is the calling thread's CPU time when the kernels and NumPy's
+BLAS run on that thread alone (``dl.set_num_threads(1)``): then every
+candidate's work happens on it, and time the thread spends descheduled (a machine busier
+than its cores) is not charged to whichever candidate happened to run; in a loaded run of
+the real-model benchmark wall-clock medians of three calls kept the numpy tier for a ResNet
+whose native tier is faster. With more threads the work is spread over them and wall time
+is what counts.
 """
 from __future__ import annotations
 
@@ -41,10 +50,13 @@ class Tier:
         name: the upper tier's backend name (``"native"``).
         compile: ``compile(gm, example_inputs) -> callable``; raises when it cannot build.
         unavailable: ``() -> str | None``, why it cannot build on this machine (None: it can).
+        clock: ``() -> timer``, the timer of the next measured call (NOTE: [measuring clock]);
+            None: wall time.
     """
 
-    def __init__(self, name: str, compile, unavailable):
+    def __init__(self, name: str, compile, unavailable, clock=None):
         self.name, self.compile, self.unavailable = name, compile, unavailable
+        self.clock = clock or (lambda: time.perf_counter)
         self.reported: set = set()
 
     def report_once(self, message: str) -> None:
@@ -67,7 +79,7 @@ class TieredFunction:
         rounds: counted calls of each candidate when choosing.
         recheck_calls: calls after a choice before it is measured again (doubling each time;
             0 never rechecks).
-        clock: the timer of calls (``time.perf_counter``; tests pass a made-up one).
+        clock: the timer of calls (None: the tier's, chosen per measured call; tests pass a made-up one).
 
     Attributes:
         backend_name: the backend whose function the next call runs.
@@ -78,7 +90,7 @@ class TieredFunction:
     """
 
     def __init__(self, function, first_name: str, tier: Tier, build_upper, hot_after_seconds: float, label: str,
-                 eager=None, rounds: int = 3, recheck_calls: int = 1000, clock=time.perf_counter, example_inputs=()):
+                 eager=None, rounds: int = 3, recheck_calls: int = 1000, clock=None, example_inputs=()):
         self.current, self.backend_name = function, first_name
         self.candidates = {first_name: function}
         if eager is not None:
@@ -86,6 +98,7 @@ class TieredFunction:
         self.build_error: str | None = None
         self.build_seconds: float | None = None
         self.choice: TierChoice | None = None
+        self._timed_by = None
         self._first_name = first_name
         self._tier, self._build_upper, self._label = tier, build_upper, label
         self._hot_after, self._spent = hot_after_seconds, 0.0
@@ -117,11 +130,12 @@ class TieredFunction:
             self._begin_choice(warm_first=False)
             return self._measured_call(args)
         if state == "cold":
-            started = self._clock()
+            clock = self._clock or time.perf_counter
+            started = clock()
             try:
                 return self.current(*args)
             finally:
-                self._spent += self._clock() - started
+                self._spent += clock() - started
                 if self._spent >= self._hot_after:
                     self._start(list(args))  # built for this call's inputs: none are kept from the first call
         return self.current(*args)
@@ -142,7 +156,8 @@ class TieredFunction:
         if self.choice is None:
             return None
         built = f"; {self._tier.name} built in {self.build_seconds * 1e3:.0f} ms" if self.build_seconds else ""
-        return self.choice.summary() + built
+        timed = "; thread CPU time" if self._timed_by is time.thread_time else ""
+        return self.choice.summary() + built + timed
 
     def _start(self, inputs: list) -> None:
         self._state = "building"
@@ -173,6 +188,7 @@ class TieredFunction:
         warmups = {name: int(warm_first and name != self._first_name) for name in self.candidates}
         self.choice = TierChoice(list(self.candidates), rounds=self._rounds, warmups=warmups)
         self._signature, self._skipped = None, 0
+        self._timed_by = None  # the clock of the last measured call (NOTE: [measuring clock])
         self._state = "measuring"
         self._settle_if_decided()
 
@@ -183,9 +199,10 @@ class TieredFunction:
         signature = _signature(args)
         if self._signature is None:
             self._signature = signature
-        started = self._clock()
+        clock = self._timed_by = self._clock or self._tier.clock()
+        started = clock()
         result = function(*args)
-        elapsed = self._clock() - started
+        elapsed = clock() - started
         if signature == self._signature:
             self.choice.record(name, elapsed)
         else:  # other sizes: not comparable (NOTE: [tier choice by measurement])

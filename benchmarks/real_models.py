@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    python3 -m benchmarks.real_models [--threads 1,2] [--rounds 5] [--only resnet18,unet]
+    python3 -m benchmarks.real_models [--threads 1,2] [--rounds 5] [--only resnet18,unet] [--tiers] [--clock cpu]
 
 The models are ``benchmarks/real_model_zoo.py``'s (ResNet-18, U-Net, MobileNetV2,
 ShuffleNetV2, a style-transfer net, minGPT, a makemore MLP, a TCN, CLIP's ViT and ResNet
@@ -12,7 +12,10 @@ compiled afresh and called until ``auto`` has built its upper tier and chosen, p
 what runs (NOTE: [tier choice by measurement]); then each variant is timed in interleaved
 rounds (``benchmarks/timing.py``), medians in ms. Results are checked against dl eager
 first. The last columns are the ratios the targets are about: auto / dl eager (<= 1.0) and,
-with torch, auto / torch.compile; and what auto chose for the graphs.
+with torch, auto / torch.compile; and what auto chose for the graphs. ``--tiers`` adds each
+tier compiled alone (``backend="numpy"``, ``backend="native"``), so auto's choice can be checked
+against both; ``--clock cpu`` times process CPU time instead of wall time (steadier on a machine
+busier than its cores; at more than one thread it adds up every thread's time).
 """
 from __future__ import annotations
 
@@ -32,6 +35,9 @@ from dynamo_lite.backends.tiered import TieredFunction
 
 from .real_model_zoo import MODELS, copy_weights
 from .timing import measure
+
+TIERS = ("numpy", "native")  # the tiers ``--tiers`` times alone
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
 class TrackingAuto:
@@ -73,7 +79,7 @@ def _first(output):
     return output[0] if isinstance(output, (tuple, list)) else output
 
 
-def run_model(name: str, threads: int, rounds: int, torch) -> dict:
+def run_model(name: str, threads: int, rounds: int, torch, tiers: bool = False, clock=time.perf_counter) -> dict:
     dl.reset()
     dl.manual_seed(0)
     model, inputs = MODELS[name](dl)
@@ -90,6 +96,10 @@ def run_model(name: str, threads: int, rounds: int, torch) -> dict:
         assert error < 1e-3, f"{name}: auto differs from eager by {error:.2e}"
         variants["dl eager"] = lambda: model(*inputs)
         variants["dl auto"] = lambda: compiled(*inputs)
+        for tier in TIERS if tiers else ():
+            alone = dl.compile(model, backend=tier)
+            alone(*inputs)
+            variants[f"dl {tier}"] = lambda alone=alone: alone(*inputs)
         if torch is not None:
             torch.manual_seed(0)
             twin, _ = MODELS[name](torch)
@@ -101,7 +111,7 @@ def run_model(name: str, threads: int, rounds: int, torch) -> dict:
                 t_compiled(*t_inputs)
             variants["torch eager"] = lambda: _no_grad(torch, twin, t_inputs)
             variants["torch.compile"] = lambda: _no_grad(torch, t_compiled, t_inputs)
-        timings = measure(variants, rounds=rounds, target_seconds=0.0)
+        timings = measure(variants, rounds=rounds, target_seconds=0.0, clock=clock)
     row = {k: v.median * 1e3 for k, v in timings.items()}
     row.update(warm=warm, choices=tracker.choices(), graphs=len(tracker.functions))
     return row
@@ -118,6 +128,8 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (default 5)")
     parser.add_argument("--only", default=",".join(MODELS), help="comma-separated model names")
     parser.add_argument("--no-torch", action="store_true", help="leave torch out even if importable")
+    parser.add_argument("--tiers", action="store_true", help="also time each tier compiled alone (numpy, native)")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall", help="wall time (default) or process CPU time")
     args = parser.parse_args(argv)
     torch = None
     if not args.no_torch:
@@ -127,19 +139,21 @@ def main(argv=None) -> int:
             torch = None
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"CPU {cpu_model()} ({os.cpu_count()} CPUs, load {load:.1f}), Python {sys.version.split()[0]}, "
-          f"torch {torch.__version__ if torch else 'not importable'}; medians of {args.rounds} interleaved rounds, ms")
+          f"torch {torch.__version__ if torch else 'not importable'}; medians of {args.rounds} interleaved rounds, ms "
+          f"of {args.clock} time")
     names = args.only.split(",")
     for threads in (int(t) for t in args.threads.split(",")):
         dl.set_num_threads(threads)
         if torch is not None:
             torch.set_num_threads(threads)
         print(f"\n{threads} thread{'s' if threads > 1 else ''}")
-        columns = ["dl eager", "dl auto"] + (["torch eager", "torch.compile"] if torch else [])
+        columns = ["dl eager", "dl auto"] + ([f"dl {tier}" for tier in TIERS] if args.tiers else []) \
+            + (["torch eager", "torch.compile"] if torch else [])
         print(f"{'model':15s}" + "".join(f"{c:>14s}" for c in columns) + f"{'auto/eager':>12s}"
               + (f"{'auto/t.compile':>16s}" if torch else "") + "  graphs on (warm-up s)")
         ratios, peer = [], []
         for name in names:
-            row = run_model(name, threads, args.rounds, torch)
+            row = run_model(name, threads, args.rounds, torch, args.tiers, CLOCKS[args.clock])
             ratio = row["dl auto"] / row["dl eager"]
             ratios.append(ratio)
             line = f"{name:15s}" + "".join(f"{row[c]:14.2f}" for c in columns) + f"{ratio:12.2f}"

@@ -16,6 +16,7 @@ from ..numpy.compiler import Specializations
 from ..registry import register_backend, register_tier
 from ..report_notes import record_build_units, record_fused_groups
 from ..tiered import Tier
+from .call_clock import measuring_clock
 from .lowering import NativeLowering
 from .scan_loop import compile_native_scans
 from .threads import THREADS, get_num_threads, set_num_threads
@@ -109,4 +110,4 @@ native_backend = NativeBackend()
 register_backend("native", native_backend, devices=("cpu",))
 # A backend object, not the bound method: compile_graph reads its symbolic_shapes (a graph
 # with symbolic sizes goes to it whole, specialized per signature inside).
-register_tier("numpy", Tier("native", NativeBackend(fall_back=False), native_backend.unavailable))
+register_tier("numpy", Tier("native", NativeBackend(fall_back=False), native_backend.unavailable, measuring_clock))

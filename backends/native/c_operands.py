@@ -41,6 +41,7 @@ FLOATS = tuple(FLOAT_TYPES)
 SCALAR = "any bool, int or float"  # a keyword argument that may take any Python scalar
 
 SAME, CAST, TRUTH, MASK = "same", "cast", "truth", "mask"
+CLAMP_BOUNDS = ("min", "max")  # clamp's keywords, either of which may be None (that bound is not applied)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ SIGNATURES = {
     "where": Signature(outputs=FLOATS + (BOOL,), reads=CAST, positions={0: MASK}),
     "masked_fill": Signature(outputs=FLOATS + (BOOL,), positions={1: MASK, 2: CAST}),
     "gelu": Signature(kwargs={"approximate": ("none", "tanh")}),
+    "clamp": Signature(reads=CAST, kwargs={"min": SCALAR, "max": SCALAR}),  # scalar bounds (a None one is left out)
 }
 DEFAULT = Signature()
 
@@ -149,7 +151,7 @@ def kwargs_lowered(node) -> bool:
         if key not in allowed:
             return False
         if allowed[key] == SCALAR:
-            if type(value) not in (bool, int, float):
+            if type(value) not in (bool, int, float) and not (value is None and key in CLAMP_BOUNDS):
                 return False
         elif value not in allowed[key]:
             return False

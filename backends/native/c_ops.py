@@ -15,7 +15,7 @@ from dynamo_lite.graph.node import Node
 
 from dynamo_lite.ops.pointwise.unary import GELU_TANH_K
 
-from .c_operands import (FLOAT_TYPES, OPERAND_TYPES, compute_dtype, dtype_of, kwargs_lowered, literal, operand,
+from .c_operands import (CLAMP_BOUNDS, FLOAT_TYPES, OPERAND_TYPES, compute_dtype, dtype_of, kwargs_lowered, literal, operand,
                          output_lowered, scalar)
 from .vmath import VMATH_FUNCTIONS, VMATH_SOURCE
 
@@ -132,6 +132,10 @@ C_OPS = {
     "bitwise_and": _binary("&"), "bitwise_or": _binary("|"), "bitwise_xor": _binary("^"),
     "bitwise_not": _unary("!"),  # of a bool (0 or 1): ~ would set the other bits
     "where": lambda t, a: f"({a[0]} ? {a[1]} : {a[2]})",
+    # clamp's kernel: np.maximum with min, then np.minimum with max (NaN kept), for the bounds given
+    "clamp_min": lambda t, a: f"dl_max_{t}({a[0]}, {a[1]})",
+    "clamp_max": lambda t, a: f"dl_min_{t}({a[0]}, {a[1]})",
+    "clamp_min_max": lambda t, a: f"dl_min_{t}(dl_max_{t}({a[0]}, {a[1]}), {a[2]})",
 }
 
 # np.maximum / np.minimum: NaN from either side (a's when both), else b unless a is strictly larger
@@ -152,6 +156,9 @@ def c_op_name(node) -> str:
         return "gelu_tanh"
     if name == "lerp" and type(node.args[2]) in (bool, int, float):  # a tensor weight is not lowered
         return "lerp_from_start" if abs(node.args[2]) < 0.5 else "lerp_from_end"
+    if name == "clamp":
+        bounds = [key for key in CLAMP_BOUNDS if node.kwargs.get(key) is not None]
+        return "_".join(["clamp", *bounds]) if bounds else name
     return name
 
 
@@ -165,6 +172,8 @@ def c_arguments(node) -> list:
     alpha = node.kwargs.get("alpha", 1)
     if name in ("add", "sub") and alpha != 1:
         return [args[0], args[1], alpha] if isinstance(args[1], Node) else [args[0], args[1] * alpha]
+    if name == "clamp":
+        return [*args, *(node.kwargs[key] for key in CLAMP_BOUNDS if node.kwargs.get(key) is not None)]
     return args
 
 

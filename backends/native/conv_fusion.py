@@ -9,8 +9,9 @@ conv2d's only when something else reads it too (``keep``: a training graph's for
 saves it for backward), and then the pooling is fused only if its windows tile the whole
 image. Any prefix of that chain fuses the same way (a conv2d then relu; a conv2d read
 only by a max_pool2d). A conv2d the direct kernel does not take
-(groups, an integer dtype, fewer output channels than half a vector, weight sizes that are
-not integers, a staged input over ``MAX_STAGED_BYTES``, weights over ``MAX_DIRECT_WEIGHT_BYTES``)
+(groups, an integer dtype, fewer output channels than half a vector unless one image's
+im2col matrix is over ``FEW_OUTPUTS_MIN_COLUMN_BYTES``, weight sizes that are not integers,
+a staged input over ``MAX_STAGED_BYTES``, weights over ``MAX_DIRECT_WEIGHT_BYTES``)
 keeps the gather and eager's gemm (NOTE: [native image ops]). The direct kernel streams all the
 weights once per tile of pixels, which pays while they stay in the L2 cache; the many-channel
 convolutions of a network's late stages (512 -> 512 on 4 x 4: 9 MiB of weights) are a large
@@ -30,6 +31,12 @@ from .image_ops import PARSERS
 FLOATS = ("float", "double")
 MAX_STAGED_BYTES = 64 << 20  # the zero-padded copy of a whole batch the kernel stages
 MAX_DIRECT_WEIGHT_BYTES = 256 << 10  # weights the direct kernel rereads per pixel tile: about an L2's share
+# Fewer output channels than half a vector waste most of the direct kernel's lanes; it still wins
+# where one image's im2col matrix leaves the cache (1 thread, float32, ms direct / gather + gemm:
+# 16 -> 3 9x9 on 72x72 (21 MiB of columns) 0.89 / 2.93, 32 -> 3 3x3 on 64x64 (4.5 MiB) 0.55 / 1.13,
+# 64 -> 1 3x3 on 64x64 (9 MiB) 0.45 / 0.49; but 256 -> 3 on 8x8 (0.6 MiB) 0.17 / 0.10, 16 -> 2 1x1
+# on 64x64 (0.25 MiB) 0.042 / 0.025).
+FEW_OUTPUTS_MIN_COLUMN_BYTES = 2 << 20
 
 
 @dataclass
@@ -104,8 +111,10 @@ def direct_call(node: Node, values: dict, epilogue: ConvEpilogue | None = None) 
     n, _, h, w = values[x].sizes
     staged = call.scratch_elements(n, h, w) * result.dtype.itemsize
     weight_bytes = values[weight].numel * result.dtype.itemsize
-    return call if channels[0] >= call.lanes // 2 and staged <= MAX_STAGED_BYTES \
-        and weight_bytes <= MAX_DIRECT_WEIGHT_BYTES else None
+    (kh, kw), oh, ow = constants[0], *values[node].sizes[2:]
+    columns = channels[1] * kh * kw * oh * ow * result.dtype.itemsize  # one image's im2col matrix
+    few = channels[0] < call.lanes // 2 and columns < FEW_OUTPUTS_MIN_COLUMN_BYTES
+    return call if not few and staged <= MAX_STAGED_BYTES and weight_bytes <= MAX_DIRECT_WEIGHT_BYTES else None
 
 
 def direct_words(call: DirectConv, values: dict) -> list:

@@ -43,6 +43,7 @@ class GradCall:
     words: list
     ctype: str
     cols_shape: None = None  # no scratch memory (the conv2d gather's field)
+    product_in_python: bool = False  # the kernel writes the result
 
 
 def _pairs(values) -> bool:

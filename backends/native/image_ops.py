@@ -23,6 +23,7 @@ from dynamo_lite.graph.node import Node
 
 from .blas import gemm_entry
 from .c_ops import C_TYPES, member_lines
+from .conv_grouped import GroupedConv, grouped_call, grouped_source
 from .conv_ops import conv_source, gather_channels_last, gather_planes, tap
 from .kernel import PARALLEL_MIN_ELEMENTS
 
@@ -66,6 +67,11 @@ class ImageCall:
             return (c * kh * kw, oh * ow)
         return (1, n * oh * ow, kh * kw * c) if self.channels_last else (n, 1, c * kh * kw, oh * ow)
 
+    @property
+    def product_in_python(self) -> bool:
+        """Whether the kernel only gathers and NumPy computes conv2d's product after it (``conv2d_product``)."""
+        return self.cols_shape is not None and self.gemm is None
+
 
 def _pairs(values) -> bool:
     return all(isinstance(v, tuple) and len(v) == 2 and all(type(i) is int for i in v) for v in values)
@@ -80,7 +86,7 @@ def image_call(node, values: dict, prologue=None) -> ImageCall | None:
     parse = PARSERS.get(name)
     parsed = parse(node) if parse is not None else None
     if parsed is None:
-        return None
+        return grouped_call(node, values, conv_layout) if name == "conv2d" and prologue is None else None
     operands, constants = parsed
     if prologue is not None:
         sources = [n for n in prologue.inputs if values[n].is_tensor]
@@ -96,17 +102,28 @@ def image_call(node, values: dict, prologue=None) -> ImageCall | None:
     if not all(values[n].is_tensor and values[n].dtype is out.dtype for n in read):
         return None
     channels_last = False
-    if name == "conv2d":  # eager's choice of formula (ops/nn/conv.py is_nhwc), on the output's flags
-        flags = np.lib.stride_tricks.as_strided(np.empty(1, out.dtype.numpy), out.sizes, out.byte_strides)
-        channels_last = not flags.flags.c_contiguous and flags.transpose(0, 2, 3, 1).flags.c_contiguous
-        if not (channels_last or flags.flags.c_contiguous):
+    if name == "conv2d":
+        layout = conv_layout(out)
+        if layout is None:
             return None
+        channels_last = layout == "nhwc"
     words = [*x.sizes, *x.strides, *out.sizes[2:], *out.strides]
     call = ImageCall(node, operands + [node], constants, words, C_TYPES[out.dtype.numpy], channels_last,
                      prologue=prologue)
     if name == "conv2d":
         _gemm_in_c(call, values)
     return call
+
+
+def conv_layout(out) -> str | None:
+    """``"nhwc"`` for a channels_last conv2d output, ``"nchw"`` for a contiguous one, else None: eager's
+    choice of formula (ops/nn/conv.py ``is_nhwc``), on the output's flags."""
+    if len(out.sizes) != 4 or not all(type(s) is int for s in (*out.sizes, *out.byte_strides)):
+        return None
+    flags = np.lib.stride_tricks.as_strided(np.empty(1, out.dtype.numpy), out.sizes, out.byte_strides)
+    if not flags.flags.c_contiguous and flags.transpose(0, 2, 3, 1).flags.c_contiguous:
+        return "nhwc"
+    return "nchw" if flags.flags.c_contiguous else None
 
 
 def _gemm_in_c(call: ImageCall, values: dict) -> None:
@@ -158,6 +175,8 @@ def image_source(name: str, call: ImageCall) -> str:
     (image, channel) planes, or over (image, output row) with the channels innermost when the
     memory is channels_last (NOTE: [native image ops])."""
     t = call.ctype
+    if isinstance(call, GroupedConv):
+        return grouped_source(name, call)
     if call.gemm is not None:
         return conv_source(name, call)
     pooling = call.node.target.name == "max_pool2d"

@@ -23,9 +23,12 @@ from .calls import KernelCalls
 from .conv_direct import direct_source
 from .conv_fusion import conv_epilogues, direct_call, direct_words
 from .conv_ops import conv2d_product
+from .conv_transpose import transpose_call, transpose_source
 from .copies import copy_call, copy_source
 from .gemm import addmm_call, gemm_source, linear_call, matmul_call
+from .image_avg_pool import avg_pool_call, avg_pool_source
 from .image_grads import IMAGE_OPS, image_call, image_source
+from .image_resample import resample_call, resample_source
 from .kernel import group_geometry, group_source
 from .row_ops import parse_row_call
 from .rows import row_call, row_source
@@ -40,7 +43,11 @@ PREAMBLE = "#include <stdint.h>\n#include <math.h>\n" + math_declarations() + "\
 # (the call at some values or None, its C source, its kind in calls.LEADING).
 NODE_KERNELS = {"linear": (linear_call, gemm_source, "gemm"), "matmul": (matmul_call, gemm_source, "gemm"),
                 "mm": (matmul_call, gemm_source, "gemm"), "bmm": (matmul_call, gemm_source, "gemm"),
-                "addmm": (addmm_call, gemm_source, "gemm"), "clone": (copy_call, copy_source, "group")}
+                "addmm": (addmm_call, gemm_source, "gemm"), "clone": (copy_call, copy_source, "group"),
+                "conv_transpose2d": (transpose_call, transpose_source, "image"),
+                "upsample_nearest": (resample_call, resample_source, "image"),
+                "upsample_bilinear2d": (resample_call, resample_source, "image"),
+                "avg_pool2d": (avg_pool_call, avg_pool_source, "image")}
 
 
 class NativeLowering:
@@ -218,7 +225,7 @@ class NativeLowering:
         members = (list(group.nodes) if group is not None else []) + [node]
         block, index = self.calls.add(builder, "image", lambda name: image_source(name, call), members, call.operands,
                                       lambda shape: image_call(node, shape.values, group).words, cols)
-        if cols is not None and call.gemm is None:
+        if call.product_in_python:
             weight, bias = node.args[1], (node.args[2] if len(node.args) > 2 else None)
             arrays = [builder.argument(a) for a in (weight, bias)]
             out = builder.array_of(value)
