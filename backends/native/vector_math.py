@@ -107,12 +107,6 @@ def _avx2_source(isa: VectorISA) -> str:
 
 {a} {v("abs")}(__m256 x) {{ return _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF))); }}
 
-/* the magnitude of m with the sign of s (copysignf) */
-{a} {v("copysign")}(__m256 m, __m256 s) {{
-  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
-  return _mm256_or_ps(_mm256_and_ps(magnitude, m), _mm256_andnot_ps(magnitude, s));
-}}
-
 /* np.maximum / np.minimum (dl_max_float, dl_min_float): a where a is strictly larger (smaller) or NaN, else b */
 {a} {v("max")}(__m256 a, __m256 b) {{
   return _mm256_blendv_ps(b, a, _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ), _mm256_cmp_ps(a, a, _CMP_UNORD_Q)));
@@ -147,7 +141,8 @@ def _avx2_source(isa: VectorISA) -> str:
                           _mm256_cmp_ps(x, _mm256_set1_ps(0x1.62e42ep+6f), _CMP_NLE_UQ));
 }}
 
-/* dl_sigmoidf: 1 / (1 + e), the denominator -x * inf below the overflow threshold and for NaN */
+/* dl_sigmoidf: 1 / (1 + e), the denominator x * -inf (the scalar's -x * inf) below the overflow threshold and
+   for NaN */
 {a} {v("sigmoidf")}(__m256 x) {{
   const __m256 c = _mm256_min_ps(_mm256_set1_ps({-EXP_NORMAL_LOW!r}f), x);
   const __m256 shifted = _mm256_fmadd_ps(c, _mm256_set1_ps(-1.44269502f), _mm256_set1_ps(12582912.0f));
@@ -156,14 +151,16 @@ def _avx2_source(isa: VectorISA) -> str:
                                     _mm256_fmadd_ps(k, _mm256_set1_ps(0.693145751953125f), c));
   const __m256 e = {v("add_exponent")}({v("exp_reduced")}(r), _mm256_castps_si256(shifted));
   const __m256 d = _mm256_blendv_ps(_mm256_add_ps(_mm256_set1_ps(1.0f), e),
-                                    _mm256_mul_ps({v("neg")}(x), _mm256_set1_ps(INFINITY)),
+                                    _mm256_mul_ps(x, _mm256_set1_ps(-INFINITY)),
                                     _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.62e42ep+6f), _CMP_NGE_UQ));
   return _mm256_div_ps(_mm256_set1_ps(1.0f), d);
 }}
 
-/* dl_tanhf: e / (2 + e) for e = expm1(2a); 2^k from shifted's bits as the scalar code makes it */
+/* dl_tanhf: e / (2 + e) for e = expm1(2a); 2^k from shifted's bits as the scalar code makes it. e / (2 + e) is
+   +0 or positive (or NaN), so x's sign bit is or-ed in (copysignf's result in one operation fewer). */
 {a} {v("tanhf")}(__m256 x) {{
-  const __m256 a = _mm256_min_ps(_mm256_set1_ps({TANH_CLAMP!r}f), {v("abs")}(x));
+  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  const __m256 a = _mm256_min_ps(_mm256_set1_ps({TANH_CLAMP!r}f), _mm256_and_ps(x, magnitude));
   const __m256 shifted = _mm256_fmadd_ps(a, _mm256_set1_ps(2.88539004f), _mm256_set1_ps(12582912.0f));
   const __m256 k = _mm256_sub_ps(shifted, _mm256_set1_ps(12582912.0f));
   const __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps({LN2!r}f), _mm256_add_ps(a, a));
@@ -171,7 +168,7 @@ def _avx2_source(isa: VectorISA) -> str:
                                                             _mm256_set1_epi32(0x3F800000)));
   const __m256 e = _mm256_fmadd_ps(two_k, _mm256_fmadd_ps(_mm256_mul_ps(r, r), {_horner(isa, "r", EXPM1_Q)}, r),
                                    _mm256_sub_ps(two_k, _mm256_set1_ps(1.0f)));
-  return {v("copysign")}(_mm256_div_ps(e, _mm256_add_ps(_mm256_set1_ps(2.0f), e)), x);
+  return _mm256_or_ps(_mm256_div_ps(e, _mm256_add_ps(_mm256_set1_ps(2.0f), e)), _mm256_andnot_ps(magnitude, x));
 }}
 #endif
 """
