@@ -11,13 +11,18 @@ written: 48 MiB per call) built twice, once capped at AVX2 (``DYNAMO_LITE_NATIVE
 memory floor, the time those 48 MiB take at the measured bandwidth of a plain add that moves the
 same bytes: ``np.add(x, y, out=z)`` (one thread, the floor earlier measurements used) and the
 native backend's own ``x + y`` kernel at the same thread count. It prints the CPU model and each
-variant's time and its ratio to both floors.
+variant's time and its ratio to both floors. Then, robust to other processes on the machine, the
+CPU time of one thread (``time.thread_time``: a one-thread kernel runs on the calling thread), in ns
+per element.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+import itertools
+import time
+import types
 
 import numpy as np
 
@@ -29,6 +34,7 @@ from .models import pointwise_chain, pointwise_chain_inputs
 from .timing import measure
 
 ISAS = ("avx2", "native")
+_BUILDS = itertools.count()
 
 
 def cpu_has_avx512() -> bool:
@@ -44,8 +50,10 @@ def _compiled(fn, isa: str, inputs: tuple):
     (the loop a library runs is chosen at its first call)."""
     before = os.environ.get(ENV)
     os.environ[ENV] = isa
+    # a code object of its own: compiled code is cached per code object, and each build must be its own
+    fresh = types.FunctionType(fn.__code__.replace(co_name=f"{fn.__name__}_{isa}_{next(_BUILDS)}"), fn.__globals__)
     try:
-        compiled = dl.compile(lambda *xs: fn(*xs), backend="native")
+        compiled = dl.compile(fresh, backend="native")
         compiled(*inputs)
     finally:
         if before is None:
@@ -53,6 +61,10 @@ def _compiled(fn, isa: str, inputs: tuple):
         else:
             os.environ[ENV] = before
     return compiled
+
+
+def _add(x, y):
+    return x + y
 
 
 def _at_threads(fn, threads: int):
@@ -69,7 +81,7 @@ def variants(threads: list) -> tuple:
     xs, ys = x.numpy(), y.numpy()
     out = np.empty_like(xs)
     result = {"floor np.add 1t": lambda: np.add(xs, ys, out=out)}
-    add = _compiled(lambda a, b: a + b, "native", (x, y))
+    add = _compiled(_add, "native", (x, y))
     for isa in ISAS:
         chain = _compiled(pointwise_chain, isa, (x, y))
         np.testing.assert_allclose(chain(x, y).numpy(), expected, rtol=1e-5, atol=1e-6, err_msg=isa)
@@ -78,6 +90,18 @@ def variants(threads: list) -> tuple:
     for n in threads:
         result[f"floor add {n}t"] = _at_threads(lambda: add(x, y), n)
     return result, 3 * xs.nbytes
+
+
+def cpu_ns_per_element(rounds: int) -> dict:
+    """variant -> ns of one thread's CPU time per element: np.add and both loops."""
+    x, y = pointwise_chain_inputs()
+    xs, ys = x.numpy(), y.numpy()
+    out = np.empty_like(xs)
+    calls = {"np.add": lambda: np.add(xs, ys, out=out)}
+    for isa in ISAS:
+        calls[isa] = _at_threads(lambda chain=_compiled(pointwise_chain, isa, (x, y)): chain(x, y), 1)
+    timings = measure(calls, rounds=rounds, target_seconds=0.05, clock=time.thread_time)
+    return {name: t.median * 1e9 / xs.size for name, t in timings.items()}
 
 
 def main(argv=None) -> int:
@@ -104,6 +128,9 @@ def main(argv=None) -> int:
             label = "AVX2" if isa == "avx2" else "AVX-512" if cpu_has_avx512() else "native (AVX2)"
             print(f"  pointwise_chain {label:8s} {t:7.3f} ms  {t / one:5.2f}x np.add floor  "
                   f"{t / floor:5.2f}x native-add floor  (spread {timings[f'{isa} {n}t'].spread:.2f})")
+    cpu = cpu_ns_per_element(args.rounds)
+    cells = "  ".join(f"{name} {cpu[name]:.3f}" for name in ("np.add",) + ISAS)
+    print(f"CPU time of one thread, ns per element: {cells}")
     return 0
 
 
