@@ -6,7 +6,8 @@ set next to the scalar loop, under ``DL_VECTOR_LOOPS``, and calls the one the CP
 ``VECTOR_OPS``, computes in float32 from float32 tensors and Python scalars, and every
 operand is unit-stride or broadcast along the innermost dim. Each entry is the scalar
 expression of ``c_ops.C_OPS`` with the same operations in the same order, so the two loops
-give the same bits (NOTE: [native exactness] holds for both).
+give the same bits (NOTE: [native exactness] holds for both). A group with several exp-based
+members is computed in stages over blocks (NOTE: [vector stages] in vector_stages.py).
 """
 from __future__ import annotations
 

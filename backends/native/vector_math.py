@@ -13,6 +13,14 @@ same order), so a kernel gives the same bits whichever loop runs;
 tests/backends/test_native_vector_loops.py checks that for both widths over a sweep of
 float32. A NaN comes out NaN from all, but its sign and payload may differ.
 
+Where the AVX2 loop's time goes (pointwise_chain, AMD EPYC with AVX-512, capped at AVX2): about
+42 vector arithmetic operations per 8 elements (21 of them multiplies or FMAs, two divisions).
+This core issues a 256-bit operation in the same slot as a 512-bit one, so the AVX2 loop takes
+twice the AVX-512 loop's time per element (0.64 against 0.30 ns with the data in cache, 0.2 for
+a plain add from memory): it is bound by those operations, not by memory, and a cheaper tanh or
+sigmoid within the bounds of NOTE: [native vmath] was not found (a 4- or 8-entry table of 2^(j/N)
+saves multiply-adds but costs as many shuffles and adds).
+
 The vector functions exist only under ``DL_VECTOR_LOOPS`` (x86 with gcc or clang) and each is
 compiled for its own instruction set by a ``target`` attribute; which one runs is chosen when
 the library runs (NOTE: [vector ISA dispatch] in vector_isa.py).
