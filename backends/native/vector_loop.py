@@ -139,12 +139,13 @@ def vector_member_lines(members: list, index: dict, isa: VectorISA = AVX512, suf
     return lines, index
 
 
-def _tail_mask(isa: VectorISA) -> tuple:
-    """(the line making ``lanes``, the masked load of ``p``, the masked store of ``v`` at ``p``) of ``isa``."""
+def _tail_mask(isa: VectorISA, left: str = "n - i") -> tuple:
+    """(the line making ``lanes``, the first ``left`` of them set, the masked load of ``p``, the masked store of
+    ``v`` at ``p``) of ``isa``."""
     if isa.lanes == 16:
-        return ("const __mmask16 lanes = (__mmask16)((1u << (n - i)) - 1);",
+        return (f"const __mmask16 lanes = (__mmask16)((1u << ({left})) - 1);",
                 lambda p: f"_mm512_maskz_loadu_ps(lanes, {p})", lambda p, v: f"_mm512_mask_storeu_ps({p}, lanes, {v});")
-    return ("const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), "
+    return (f"const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)({left})), "
             "_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));",
             lambda p: f"_mm256_maskload_ps({p}, lanes)", lambda p, v: f"_mm256_maskstore_ps({p}, lanes, {v});")
 
@@ -182,7 +183,7 @@ def _staged_function(name: str, isa: VectorISA, plan: tuple, inputs: list, outpu
     """The function of a staged group (NOTE: [vector stages]): per block of ``BLOCK`` elements, each stage's loop
     over the block, whole vectors then a masked tail, handing values on through the stack arrays ``s0``, ``s1``..."""
     parts, handed = plan
-    make_lanes, masked_load, masked_store = _tail_mask(isa)
+    make_lanes, masked_load, masked_store = _tail_mask(isa, "m - i")
     loads = (lambda p: f"{isa.op('loadu_ps')}({p})", masked_load)
     stores = (lambda p, v: f"{isa.op('storeu_ps')}({p}, {v});", masked_store)
     lines = [f"#if {isa.guard}", f"static {isa.attribute} void {name}_{isa.name}({', '.join(parameters)}) {{"]
@@ -203,7 +204,7 @@ def _staged_function(name: str, isa: VectorISA, plan: tuple, inputs: list, outpu
             lines += [f"    for (; i{s} + {isa.lanes} <= m; i{s} += {isa.lanes}) {{" if whole else f"    if (i{s} < m) {{",
                       f"      const int64_t i = i{s};"]
             if not whole:
-                lines += ["      " + make_lanes.replace("(n - i)", "(m - i)")]
+                lines += ["      " + make_lanes]
             lines += [f"      const {isa.vtype} x{k} = {load(f'a{k} + at + i')};" for k in read]
             lines += [f"      const {isa.vtype} y{t} = {load(f's{t} + i')};" for t in scratch]
             lines += ["      " + line for line in body]
