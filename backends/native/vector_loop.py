@@ -6,7 +6,8 @@ set next to the scalar loop, under ``DL_VECTOR_LOOPS``, and calls the one the CP
 ``VECTOR_OPS``, computes in float32 from float32 tensors and Python scalars, and every
 operand is unit-stride or broadcast along the innermost dim. Each entry is the scalar
 expression of ``c_ops.C_OPS`` with the same operations in the same order, so the two loops
-give the same bits (NOTE: [native exactness] holds for both).
+give the same bits (NOTE: [native exactness] holds for both). A group with several exp-based
+members is computed in stages over blocks (NOTE: [vector stages] in vector_stages.py).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .c_operands import dtype_of, literal, scalar
 from .c_ops import c_arguments, c_op_name
 from .vector_isa import AVX512, VECTOR_ISAS, VectorISA
 from .vector_math import VECTOR_FUNCTIONS, VECTOR_MATH_SOURCE
+from .vector_stages import BLOCK, inputs_read, scratch_read, staged
 
 FLOAT32 = np.dtype(np.float32)
 GUARD = "#ifdef DL_VECTOR_LOOPS"
@@ -137,12 +139,13 @@ def vector_member_lines(members: list, index: dict, isa: VectorISA = AVX512, suf
     return lines, index
 
 
-def _tail_mask(isa: VectorISA) -> tuple:
-    """(the line making ``lanes``, the masked load of ``p``, the masked store of ``v`` at ``p``) of ``isa``."""
+def _tail_mask(isa: VectorISA, left: str = "n - i") -> tuple:
+    """(the line making ``lanes``, the first ``left`` of them set, the masked load of ``p``, the masked store of
+    ``v`` at ``p``) of ``isa``."""
     if isa.lanes == 16:
-        return ("const __mmask16 lanes = (__mmask16)((1u << (n - i)) - 1);",
+        return (f"const __mmask16 lanes = (__mmask16)((1u << ({left})) - 1);",
                 lambda p: f"_mm512_maskz_loadu_ps(lanes, {p})", lambda p, v: f"_mm512_mask_storeu_ps({p}, lanes, {v});")
-    return ("const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), "
+    return (f"const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)({left})), "
             "_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));",
             lambda p: f"_mm256_maskload_ps({p}, lanes)", lambda p, v: f"_mm256_maskstore_ps({p}, lanes, {v});")
 
@@ -150,9 +153,12 @@ def _tail_mask(isa: VectorISA) -> tuple:
 def _chunk_function(name: str, isa: VectorISA, members: list, inputs: list, outputs: list,
                     inner_strides: list) -> list:
     operands = inputs + outputs
-    body, index = vector_member_lines(members, {node: f"x{k}" for k, node in enumerate(inputs)}, isa)
     broadcast = [k for k in range(len(inputs)) if inner_strides[k] == 0]
     parameters = ["int64_t n"] + [f"float* a{k}" for k in range(len(operands))] + [f"float b{k}" for k in broadcast]
+    plan = staged(members)
+    if plan is not None:
+        return _staged_function(name, isa, plan, inputs, outputs, inner_strides, parameters)
+    body, index = vector_member_lines(members, {node: f"x{k}" for k, node in enumerate(inputs)}, isa)
     loaded = [k for k in range(len(inputs)) if inner_strides[k] == 1]
     stored = [(k, index[node]) for k, node in enumerate(outputs, start=len(inputs))]
     make_lanes, masked_load, masked_store = _tail_mask(isa)
@@ -168,6 +174,42 @@ def _chunk_function(name: str, isa: VectorISA, members: list, inputs: list, outp
     lines += [f"    const {isa.vtype} x{k} = {masked_load(f'a{k} + i')};" for k in loaded]
     lines += ["    " + line for line in body]
     lines += ["    " + masked_store(f"a{k} + i", value) for k, value in stored]
+    lines += ["  }", "}", "#endif"]
+    return lines
+
+
+def _staged_function(name: str, isa: VectorISA, plan: tuple, inputs: list, outputs: list, inner_strides: list,
+                     parameters: list) -> list:
+    """The function of a staged group (NOTE: [vector stages]): per block of ``BLOCK`` elements, each stage's loop
+    over the block, whole vectors then a masked tail, handing values on through the stack arrays ``s0``, ``s1``..."""
+    parts, handed = plan
+    make_lanes, masked_load, masked_store = _tail_mask(isa, "m - i")
+    loads = (lambda p: f"{isa.op('loadu_ps')}({p})", masked_load)
+    stores = (lambda p, v: f"{isa.op('storeu_ps')}({p}, {v});", masked_store)
+    lines = [f"#if {isa.guard}", f"static {isa.attribute} void {name}_{isa.name}({', '.join(parameters)}) {{"]
+    lines += [f"  const {isa.vtype} x{k} = {isa.splat(f'b{k}')};" for k in range(len(inputs)) if inner_strides[k] == 0]
+    lines += [f"  float s{t}[{BLOCK}] __attribute__((aligned(64)));" for t in range(len(handed))]
+    lines += [f"  for (int64_t at = 0; at < n; at += {BLOCK}) {{",
+              f"    const int64_t m = n - at < {BLOCK} ? n - at : {BLOCK};"]
+    for s, part in enumerate(parts):
+        read = [k for k in inputs_read(part, inputs) if inner_strides[k] == 1]
+        scratch = scratch_read(part, handed)
+        index = {node: f"x{k}" for k, node in enumerate(inputs)} | {handed[t]: f"y{t}" for t in scratch}
+        body, index = vector_member_lines(part, index, isa, f"_{s}")
+        written = [(f"s{t}", index[node]) for t, node in enumerate(handed) if node in part]
+        written += [(f"a{k} + at", index[node]) for k, node in enumerate(outputs, start=len(inputs)) if node in part]
+        lines += [f"    int64_t i{s} = 0;"]
+        for whole in (True, False):
+            load, store = loads[0 if whole else 1], stores[0 if whole else 1]
+            lines += [f"    for (; i{s} + {isa.lanes} <= m; i{s} += {isa.lanes}) {{" if whole else f"    if (i{s} < m) {{",
+                      f"      const int64_t i = i{s};"]
+            if not whole:
+                lines += ["      " + make_lanes]
+            lines += [f"      const {isa.vtype} x{k} = {load(f'a{k} + at + i')};" for k in read]
+            lines += [f"      const {isa.vtype} y{t} = {load(f's{t} + i')};" for t in scratch]
+            lines += ["      " + line for line in body]
+            lines += ["      " + store(f"{p} + i", value) for p, value in written]
+            lines += ["    }"]
     lines += ["  }", "}", "#endif"]
     return lines
 

@@ -13,6 +13,14 @@ same order), so a kernel gives the same bits whichever loop runs;
 tests/backends/test_native_vector_loops.py checks that for both widths over a sweep of
 float32. A NaN comes out NaN from all, but its sign and payload may differ.
 
+Where the AVX2 loop's time goes (pointwise_chain, AMD EPYC with AVX-512, capped at AVX2): about
+42 vector arithmetic operations per 8 elements (21 of them multiplies or FMAs, two divisions).
+This core issues a 256-bit operation in the same slot as a 512-bit one, so the AVX2 loop takes
+twice the AVX-512 loop's time per element (0.64 against 0.30 ns with the data in cache, 0.2 for
+a plain add from memory): it is bound by those operations, not by memory, and a cheaper tanh or
+sigmoid within the bounds of NOTE: [native vmath] was not found (a 4- or 8-entry table of 2^(j/N)
+saves multiply-adds but costs as many shuffles and adds).
+
 The vector functions exist only under ``DL_VECTOR_LOOPS`` (x86 with gcc or clang) and each is
 compiled for its own instruction set by a ``target`` attribute; which one runs is chosen when
 the library runs (NOTE: [vector ISA dispatch] in vector_isa.py).
@@ -107,12 +115,6 @@ def _avx2_source(isa: VectorISA) -> str:
 
 {a} {v("abs")}(__m256 x) {{ return _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF))); }}
 
-/* the magnitude of m with the sign of s (copysignf) */
-{a} {v("copysign")}(__m256 m, __m256 s) {{
-  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
-  return _mm256_or_ps(_mm256_and_ps(magnitude, m), _mm256_andnot_ps(magnitude, s));
-}}
-
 /* np.maximum / np.minimum (dl_max_float, dl_min_float): a where a is strictly larger (smaller) or NaN, else b */
 {a} {v("max")}(__m256 a, __m256 b) {{
   return _mm256_blendv_ps(b, a, _mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_GT_OQ), _mm256_cmp_ps(a, a, _CMP_UNORD_Q)));
@@ -147,7 +149,8 @@ def _avx2_source(isa: VectorISA) -> str:
                           _mm256_cmp_ps(x, _mm256_set1_ps(0x1.62e42ep+6f), _CMP_NLE_UQ));
 }}
 
-/* dl_sigmoidf: 1 / (1 + e), the denominator -x * inf below the overflow threshold and for NaN */
+/* dl_sigmoidf: 1 / (1 + e), the denominator x * -inf (the scalar's -x * inf) below the overflow threshold and
+   for NaN */
 {a} {v("sigmoidf")}(__m256 x) {{
   const __m256 c = _mm256_min_ps(_mm256_set1_ps({-EXP_NORMAL_LOW!r}f), x);
   const __m256 shifted = _mm256_fmadd_ps(c, _mm256_set1_ps(-1.44269502f), _mm256_set1_ps(12582912.0f));
@@ -156,14 +159,16 @@ def _avx2_source(isa: VectorISA) -> str:
                                     _mm256_fmadd_ps(k, _mm256_set1_ps(0.693145751953125f), c));
   const __m256 e = {v("add_exponent")}({v("exp_reduced")}(r), _mm256_castps_si256(shifted));
   const __m256 d = _mm256_blendv_ps(_mm256_add_ps(_mm256_set1_ps(1.0f), e),
-                                    _mm256_mul_ps({v("neg")}(x), _mm256_set1_ps(INFINITY)),
+                                    _mm256_mul_ps(x, _mm256_set1_ps(-INFINITY)),
                                     _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.62e42ep+6f), _CMP_NGE_UQ));
   return _mm256_div_ps(_mm256_set1_ps(1.0f), d);
 }}
 
-/* dl_tanhf: e / (2 + e) for e = expm1(2a); 2^k from shifted's bits as the scalar code makes it */
+/* dl_tanhf: e / (2 + e) for e = expm1(2a); 2^k from shifted's bits as the scalar code makes it. e / (2 + e) is
+   +0 or positive (or NaN), so x's sign bit is or-ed in (copysignf's result in one operation fewer). */
 {a} {v("tanhf")}(__m256 x) {{
-  const __m256 a = _mm256_min_ps(_mm256_set1_ps({TANH_CLAMP!r}f), {v("abs")}(x));
+  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  const __m256 a = _mm256_min_ps(_mm256_set1_ps({TANH_CLAMP!r}f), _mm256_and_ps(x, magnitude));
   const __m256 shifted = _mm256_fmadd_ps(a, _mm256_set1_ps(2.88539004f), _mm256_set1_ps(12582912.0f));
   const __m256 k = _mm256_sub_ps(shifted, _mm256_set1_ps(12582912.0f));
   const __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps({LN2!r}f), _mm256_add_ps(a, a));
@@ -171,7 +176,7 @@ def _avx2_source(isa: VectorISA) -> str:
                                                             _mm256_set1_epi32(0x3F800000)));
   const __m256 e = _mm256_fmadd_ps(two_k, _mm256_fmadd_ps(_mm256_mul_ps(r, r), {_horner(isa, "r", EXPM1_Q)}, r),
                                    _mm256_sub_ps(two_k, _mm256_set1_ps(1.0f)));
-  return {v("copysign")}(_mm256_div_ps(e, _mm256_add_ps(_mm256_set1_ps(2.0f), e)), x);
+  return _mm256_or_ps(_mm256_div_ps(e, _mm256_add_ps(_mm256_set1_ps(2.0f), e)), _mm256_andnot_ps(magnitude, x));
 }}
 #endif
 """
