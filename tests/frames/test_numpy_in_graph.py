@@ -214,7 +214,7 @@ def test_overflowing_python_int_raises_as_eagerly(backend):
 
 def test_in_place_with_an_unsafe_cast_raises_as_eagerly(backend):
     def f(x):
-        a = x.numpy()
+        a = (x * 2).numpy()
         a += 1.5  # int64 += float: UFuncTypeError (same_kind casting)
         return a
 

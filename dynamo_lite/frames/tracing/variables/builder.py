@@ -33,6 +33,7 @@ from .iterators import ContainerIteratorVariable, LazyIteratorVariable, iterate
 from .functions import ClosureFunctionVariable, PartialVariable, UserFunctionVariable, UserMethodVariable
 from .library import OpaqueCallableVariable
 from .lifted_float import lift
+from .ndarrays import numpy_variable, to_tensor_variable
 from .classes import ClassVariable
 from .contexts import ContextManagerFunctionVariable, is_contextmanager_function
 from .objects import NNModuleVariable, NoOpContextVariable, PythonModuleVariable, UserObjectVariable
@@ -234,6 +235,9 @@ _NAMED_KINDS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctio
 
 
 def _object_variable(tx, value, source) -> VariableTracker:
+    modelled = numpy_variable(value, source)  # NOTE: [NumPy arrays in the graph]
+    if modelled is not None:
+        return modelled
     if not isinstance(value, _NAMED_KINDS):
         # An instance: classified by its type only, never by reading its attributes
         # (which could run a user __getattr__ that eager never runs).
@@ -266,8 +270,10 @@ def _object_variable(tx, value, source) -> VariableTracker:
                                             source)
         if is_traceable_library_function(value):
             if value.__name__ in SIDE_EFFECT_FUNCTIONS:
-                return DisabledFunctionVariable(value, f"dl.{value.__name__}() changes state outside the graph", source)
-            return TracedCallableVariable(value, f"{value.__module__}.{value.__qualname__}", source)
+                return to_tensor_variable(value, DisabledFunctionVariable(
+                    value, f"dl.{value.__name__}() changes state outside the graph", source), source)
+            return to_tensor_variable(value, TracedCallableVariable(
+                value, f"{value.__module__}.{value.__qualname__}", source), source)
         if trace_rules.rule_for_function(value) == trace_rules.OPAQUE:
             return OpaqueCallableVariable(value, source)
         if source is not None and any(id(cell) in tx.output.objects for cell in value.__closure__ or ()):

@@ -130,6 +130,8 @@ class TensorMethodVariable(TracedCallableVariable):
         self.tensor, self.name = tensor, name
 
     def call(self, tx, args, kwargs) -> VariableTracker:
+        if self.name == "numpy" and not args and not kwargs:  # NOTE: [NumPy arrays in the graph]
+            return tx.tensor_to_ndarray(self.tensor)
         if self.name == "unbind":  # along a symbolic size: kept whole (NOTE: [loops traced once])
             unbound = tx.symbolic_unbind(self.tensor, args, kwargs)
             if unbound is not None:

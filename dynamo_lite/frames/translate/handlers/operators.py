@@ -5,7 +5,7 @@ import operator
 
 from ...bytecode import compat
 from ...errors import Unsupported
-from ...tracing.variables import lifted_float, symbolic, user_protocols
+from ...tracing.variables import lifted_float, ndarrays, symbolic, user_protocols
 from ...tracing.variables.objects import UserObjectVariable
 from ...tracing.variables.base import ConstantVariable, SymIntVariable
 from ...tracing.variables.containers import BaseListVariable
@@ -99,7 +99,9 @@ def contains_op(tx, ins):
 def _unary(op, name):
     def handler(tx, ins):
         value = tx.pop()
-        kept_symbolic = symbolic.unary(op, value)
+        kept_symbolic = ndarrays.unary(tx, op, value)  # NOTE: [NumPy arrays in the graph]
+        if kept_symbolic is None:
+            kept_symbolic = symbolic.unary(op, value)
         if kept_symbolic is None:
             kept_symbolic = lifted_float.unary(tx, op, value)  # NOTE: [lifted floats]
         if kept_symbolic is not None:

@@ -1,0 +1,427 @@
+"""NDArrayVariable: a NumPy array (or NumPy scalar) that is a graph value, and NumPy callables on it.
+
+See NOTE: [NumPy arrays in the graph] in numpy_calls.py for how calls are lowered. An
+array holds the tensor variable it is the memory of: ``x.numpy()`` and ``np.asarray(x)``
+hold ``x`` itself (they share memory eagerly), so writes through the array (``a += 1``,
+``a[0] = 3``, a view's ``row -= 1``) are in-place ops on ``x`` in the graph. Leaving the
+graph (returned, stored, passed to code the compiler runs eagerly) an array is rebuilt as
+``tensor.numpy()`` of its graph output (or of the frame's own tensor, so it still shares
+its memory) and a NumPy scalar as that array's ``[()]``. ``dl.from_numpy``/``dl.as_tensor``
+of an array are views of its tensor, ``dl.tensor`` a copy.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ....ops.creation.factories import as_tensor, tensor as make_tensor
+from ....tensor.interop import from_numpy
+from ....tensor.tensor import Tensor
+from ...errors import Unsupported
+from . import numpy_calls
+from .base import ConstantVariable, VariableTracker
+from .containers import BaseListVariable
+from .tensor import TensorVariable, TracedCallableVariable
+
+#: Python operators on arrays -> the ufunc NumPy calls for them (in-place ones write the left array).
+OPERATOR_UFUNCS = {
+    operator.add: np.add, operator.sub: np.subtract, operator.mul: np.multiply, operator.truediv: np.true_divide,
+    operator.floordiv: np.floor_divide, operator.mod: np.remainder, operator.pow: np.power,
+    operator.matmul: np.matmul, operator.and_: np.bitwise_and, operator.or_: np.bitwise_or,
+    operator.xor: np.bitwise_xor, operator.lt: np.less, operator.le: np.less_equal, operator.gt: np.greater,
+    operator.ge: np.greater_equal, operator.eq: np.equal, operator.ne: np.not_equal,
+}
+INPLACE_UFUNCS = {
+    operator.iadd: np.add, operator.isub: np.subtract, operator.imul: np.multiply, operator.itruediv: np.true_divide,
+    operator.ifloordiv: np.floor_divide, operator.imod: np.remainder, operator.ipow: np.power,
+    operator.iand: np.bitwise_and, operator.ior: np.bitwise_or, operator.ixor: np.bitwise_xor,
+}
+UNARY_UFUNCS = {operator.neg: np.negative, operator.pos: np.positive, operator.invert: np.invert}
+
+
+def as_ndarray(tensor: Tensor) -> np.ndarray:
+    """An array leaving the graph: the memory of its tensor (the graph checked autograd allows it)."""
+    return tensor.numpy(force=True)
+
+
+def as_numpy_scalar(tensor: Tensor):
+    """A NumPy scalar leaving the graph (``np.float32(...)``, not a 0-d array)."""
+    return tensor.numpy(force=True)[()]
+
+
+class NDArrayVariable(VariableTracker):
+    """A NumPy array whose values the graph computes; ``scalar``: a NumPy scalar (0-d)."""
+
+    def __init__(self, tensor: TensorVariable, scalar: bool = False):
+        self.tensor, self.scalar, self.source = tensor, scalar, None
+
+    @property
+    def proxy(self):
+        return self.tensor.proxy
+
+    def python_type(self) -> type:
+        return np.dtype(self.proxy.dtype.numpy).type if self.scalar else np.ndarray
+
+    def argument(self) -> numpy_calls.ArrayArgument:
+        return numpy_calls.ArrayArgument(self.proxy, self.scalar)
+
+    def describe(self) -> str:
+        return f"a NumPy {'scalar' if self.scalar else 'array'} computed in the graph"
+
+    # -- attributes and methods --------------------------------------------------------------
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        reader = ATTRIBUTES.get(name)
+        if reader is not None:
+            return reader(tx, self)
+        if name in numpy_calls.METHODS or name in OWN_METHODS:
+            return NDArrayMethodVariable(self, name)
+        raise Unsupported(f"attribute {name!r} of a NumPy array is not modelled in the graph")
+
+    def truth(self, tx) -> bool:
+        raise Unsupported("a Python branch on the value of a NumPy array computed in the graph (data-dependent)")
+
+    def unpack(self, tx) -> list:
+        if self.scalar or not self.proxy.ndim:
+            raise Unsupported("iteration over a 0-d NumPy array")
+        return [self.getitem(tx, ConstantVariable(i)) for i in range(int(self.proxy.shape[0]))]
+
+    def length(self, tx) -> int:
+        if self.scalar or not self.proxy.ndim:
+            raise Unsupported("len() of a 0-d NumPy array")
+        return int(self.proxy.shape[0])
+
+    # -- indexing -------------------------------------------------------------------------------
+    def getitem(self, tx, key) -> VariableTracker:
+        index = _index(key)
+        with tx.output.tracing("ndarray.__getitem__"):
+            proxy = self.proxy[index]
+        integer_only = isinstance(index, int) or (
+            isinstance(index, tuple) and all(isinstance(i, int) for i in index))
+        return NDArrayVariable(TensorVariable(proxy), scalar=integer_only and proxy.ndim == 0)
+
+    def store_item(self, tx, key, value) -> None:
+        index = _index(key)
+        if isinstance(value, NDArrayVariable):
+            operand = value.proxy
+        elif value.is_python_constant() and type(value.as_python_constant()) in (int, float, bool):
+            operand = value.as_python_constant()
+        else:
+            raise Unsupported(f"assigning {value.describe()} into a NumPy array is not modelled in the graph")
+        with tx.output.tracing("ndarray.__setitem__"):
+            self.proxy[index] = operand  # the value is cast to the array's dtype, as NumPy does
+
+    # -- leaving the graph --------------------------------------------------------------------
+    def reconstruct(self, cg) -> None:
+        cg.call_const(as_numpy_scalar if self.scalar else as_ndarray, lambda: cg.reconstruct(self.tensor), 1)
+
+    def children(self) -> list:
+        return [self.tensor]
+
+    def __repr__(self) -> str:
+        return f"NDArrayVariable({self.proxy.node.name}{', scalar' if self.scalar else ''})"
+
+
+def _index(key):
+    """A subscript NumPy and tensors read alike: ints, slices, None, Ellipsis (and tuples of them)."""
+    value = key.as_python_constant() if not isinstance(key, NDArrayVariable) else None
+    parts = value if isinstance(value, tuple) else (value,)
+    if isinstance(key, NDArrayVariable) or not all(
+            p is None or p is Ellipsis or isinstance(p, (int, slice)) and type(p) is not bool for p in parts):
+        raise Unsupported("indexing a NumPy array with an array or a list (advanced indexing) is not modelled "
+                          "in the graph")
+    return value
+
+
+def wrap_result(tx, result) -> NDArrayVariable:
+    proxy, scalar = result
+    return NDArrayVariable(TensorVariable(proxy), scalar)
+
+
+def _argument(variable):
+    """A call argument as numpy_calls takes it: arrays as ArrayArguments, constants as values."""
+    if isinstance(variable, NDArrayVariable):
+        return variable.argument()
+    if isinstance(variable, BaseListVariable) and not variable.is_python_constant():
+        items = [_argument(v) for v in variable.items]
+        return items if variable.python_type() is list else tuple(items)
+    if isinstance(variable, TensorVariable):
+        raise Unsupported("a NumPy function called on a dl tensor (not an array) is not modelled in the graph")
+    if variable.is_python_constant():
+        return variable.as_python_constant()
+    raise Unsupported(f"a NumPy function called on {variable.describe()} is not modelled in the graph")
+
+
+def call_numpy(tx, fn, args: list, kwargs: dict) -> VariableTracker:
+    """A modelled NumPy callable on variables: a graph op when an array is among its
+    arguments, folded when every argument is a constant and it gives a NumPy scalar."""
+    values = [_argument(a) for a in args]
+    keywords = {k: _argument(v) for k, v in kwargs.items()}
+    if not numpy_calls._arrays((values, keywords)):
+        return _fold(tx, fn, values, keywords)
+    with tx.output.tracing(numpy_calls.describe(fn)):
+        return wrap_result(tx, numpy_calls.call_function(fn, values, keywords))
+
+
+def _fold(tx, fn, values, keywords) -> VariableTracker:
+    try:
+        result = fn(*values, **keywords)
+    except Exception as exc:
+        unsupported = Unsupported(f"{numpy_calls.describe(fn)} raises {type(exc).__name__}: {exc}")
+        unsupported.user_error = True
+        raise unsupported from None
+    if isinstance(result, np.generic):  # immutable: a constant
+        return ConstantVariable(result)
+    raise Unsupported(f"{numpy_calls.describe(fn)} of constants makes a new array (it runs eagerly)")
+
+
+# -- operators (called from the translator before its other rules) ------------------------------
+def binary(tx, op, left, right):
+    """``left <op> right`` when an array is an operand, else None."""
+    if not (isinstance(left, NDArrayVariable) or isinstance(right, NDArrayVariable)):
+        return None
+    if isinstance(left, TensorVariable) or isinstance(right, TensorVariable):
+        raise Unsupported("an operator between a dl tensor and a NumPy array is not modelled in the graph")
+    in_place = INPLACE_UFUNCS.get(op)
+    if in_place is not None and isinstance(left, NDArrayVariable) and not left.scalar:
+        with tx.output.tracing(f"ndarray {op.__name__}"):
+            numpy_calls.call_ufunc(in_place, [left.argument(), _argument(right)], {}, out=left.argument())
+        return left
+    ufunc = OPERATOR_UFUNCS.get(op) or in_place
+    if ufunc is None:
+        raise Unsupported(f"the operator {op.__name__} on a NumPy array is not modelled in the graph")
+    with tx.output.tracing(f"ndarray {op.__name__}"):
+        return wrap_result(tx, numpy_calls.call_ufunc(ufunc, [_argument(left), _argument(right)], {}))
+
+
+def unary(tx, op, value):
+    """``-a``, ``+a``, ``~a`` of an array, else None."""
+    if not isinstance(value, NDArrayVariable) or op not in UNARY_UFUNCS:
+        return None
+    with tx.output.tracing(f"ndarray {op.__name__}"):
+        return wrap_result(tx, numpy_calls.call_ufunc(UNARY_UFUNCS[op], [value.argument()], {}))
+
+
+# -- attributes ---------------------------------------------------------------------------------
+def _shape(tx, array):
+    return tx.wrap_constant(tuple(array.proxy.shape))
+
+
+def _transposed(tx, array):
+    with tx.output.tracing("ndarray.T"):
+        return wrap_result(tx, numpy_calls.call_function(np.transpose, [array.argument()], {}))
+
+
+ATTRIBUTES = {
+    "shape": _shape,
+    "ndim": lambda tx, a: ConstantVariable(a.proxy.ndim),
+    "size": lambda tx, a: tx.wrap_constant(a.proxy.numel()),
+    "dtype": lambda tx, a: ConstantVariable(np.dtype(a.proxy.dtype.numpy)),
+    "itemsize": lambda tx, a: ConstantVariable(np.dtype(a.proxy.dtype.numpy).itemsize),
+    "T": _transposed,
+}
+
+
+def _reshape_method(tx, array, args, kwargs):
+    shape = args[0] if len(args) == 1 else tx.build_tuple(list(args))
+    return call_numpy(tx, np.reshape, [array, shape], kwargs)
+
+
+def _transpose_method(tx, array, args, kwargs):
+    axes = args[0] if len(args) == 1 else (tx.build_tuple(list(args)) if args else None)
+    return call_numpy(tx, np.transpose, [array] + ([axes] if axes is not None else []), kwargs)
+
+
+def _flatten(tx, array, args, kwargs):
+    if args or kwargs:
+        raise Unsupported("ndarray.flatten() with an order is not modelled in the graph")
+    flat = call_numpy(tx, np.ravel, [array], {})
+    return call_numpy(tx, np.copy, [flat], {})  # flatten always copies
+
+
+def _astype(tx, array, args, kwargs):
+    options = {k: v.as_python_constant() for k, v in kwargs.items()}
+    if len(args) != 1 or set(options) - {"copy"} or not args[0].is_python_constant():
+        raise Unsupported("ndarray.astype() with options other than copy= is not modelled in the graph")
+    dtype = np.dtype(args[0].as_python_constant())
+    if dtype == np.dtype(array.proxy.dtype.numpy) and options.get("copy", True) is False:
+        return array
+    with tx.output.tracing("ndarray.astype"):
+        try:
+            target = numpy_calls.from_numpy_dtype(dtype)
+        except TypeError:
+            raise Unsupported(f"ndarray.astype({dtype}) gives an array tensors do not hold") from None
+        proxy = array.proxy.clone() if target == array.proxy.dtype else array.proxy.to(target)
+    return NDArrayVariable(TensorVariable(proxy), array.scalar)
+
+
+def _data_dependent(name):
+    def handler(tx, array, args, kwargs):
+        raise Unsupported(f"ndarray.{name}() needs the values of an array computed in the graph (data-dependent)")
+    return handler
+
+
+#: ndarray methods with their own handling ``(tx, array, args, kwargs)``.
+OWN_METHODS = {"reshape": _reshape_method, "transpose": _transpose_method, "flatten": _flatten,
+               "astype": _astype, "item": _data_dependent("item"), "tolist": _data_dependent("tolist")}
+
+
+class NDArrayMethodVariable(VariableTracker):
+    """A bound method of an array (``a.sum``)."""
+
+    def __init__(self, array: NDArrayVariable, name: str):
+        self.array, self.name = array, name
+
+    def describe(self) -> str:
+        return f"ndarray.{self.name}"
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        own = OWN_METHODS.get(self.name)
+        if own is not None:
+            return own(tx, self.array, args, kwargs)
+        return call_numpy(tx, numpy_calls.METHODS[self.name], [self.array, *args], kwargs)
+
+    def reconstruct(self, cg) -> None:
+        cg.reconstruct(self.array)
+        cg.load_attr(self.name)
+
+    def children(self) -> list:
+        return [self.array]
+
+
+class NumpyFunctionVariable(VariableTracker):
+    """A NumPy function or ufunc the graph models (NOTE: [NumPy arrays in the graph])."""
+
+    def __init__(self, fn, source=None):
+        self.fn, self.source = fn, source
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return call_numpy(tx, self.fn, args, kwargs)
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        raise Unsupported(f"attribute {name!r} of {numpy_calls.describe(self.fn)}")
+
+
+# -- tensors to arrays and back -----------------------------------------------------------------
+def _requires_grad(tx, tensor: TensorVariable) -> bool:
+    """Whether autograd would record ``tensor`` (``.numpy()`` of it raises eagerly): an input or
+    parameter that requires grad, or an op with grad on over one (as records_history judges)."""
+    output = tx.output
+    if not output.grad_enabled and not output.grad_mode_blocks:
+        return False
+    requires, examples = {}, iter(output.example_inputs)
+    for node in output.graph.nodes:
+        if node.op == "placeholder":
+            value = next(examples, None)
+            requires[node] = isinstance(value, Tensor) and value._requires_grad
+        elif node.op == "get_attr":
+            value = output.attributes.get(node.target)
+            requires[node] = isinstance(value, Tensor) and value._requires_grad
+        elif node.op in ("call_function", "call_method"):
+            reads = any(requires.get(n, False) for n in node.all_input_nodes)
+            mode = node.meta.get("grad_enabled", output.grad_enabled)
+            detached = getattr(node.target, "name", None) == "detach"
+            requires[node] = reads and not detached and (mode or "inplace" in getattr(node.target, "tags", ()))
+        if node is tensor.proxy.node:
+            break
+    return requires.get(tensor.proxy.node, True)
+
+
+def tensor_to_ndarray(tx, tensor: TensorVariable, copy: bool = False) -> NDArrayVariable:
+    """``tensor.numpy()`` (shares memory) or ``np.array(tensor)`` (``copy``)."""
+    if tensor.proxy.device.type != "cpu":
+        raise Unsupported("numpy() of a tensor that is not on the CPU (it raises eagerly)")
+    if tensor.proxy.dtype.numpy is None or tensor.proxy.dtype.name == "bfloat16":
+        raise Unsupported("numpy() of a bfloat16 tensor (it raises eagerly)")
+    if _requires_grad(tx, tensor):
+        unsupported = Unsupported("numpy() of a tensor that requires grad (it raises eagerly)")
+        unsupported.user_error = True
+        raise unsupported
+    if not copy:
+        return NDArrayVariable(tensor)
+    with tx.output.tracing("numpy.array"):
+        return NDArrayVariable(TensorVariable(tensor.proxy.clone()))
+
+
+def _asarray(tx, data, dtype=None, *, copy: bool):
+    if isinstance(data, TensorVariable):
+        array = tensor_to_ndarray(tx, data, copy=copy)
+    elif isinstance(data, NDArrayVariable) and not data.scalar:
+        array = data if not copy else call_numpy(tx, np.copy, [data], {})
+    else:
+        return None
+    if dtype is not None and not (dtype.is_python_constant() and dtype.as_python_constant() is None):
+        return _astype(tx, array, [dtype], {"copy": ConstantVariable(copy)})
+    return array
+
+
+class ArrayConstructorVariable(NumpyFunctionVariable):
+    """``np.asarray``/``np.array`` (and ``np.asanyarray``): of a tensor or an array they are graph values."""
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        copy = self.fn is np.array
+        if args and len(args) + len(kwargs) <= 2 and set(kwargs) <= {"dtype"}:
+            dtype = args[1] if len(args) > 1 else kwargs.get("dtype")
+            made = _asarray(tx, args[0], dtype, copy=copy)
+            if made is not None:
+                return made
+        raise Unsupported(f"{numpy_calls.describe(self.fn)} of {args[0].describe() if args else 'nothing'} "
+                          "runs eagerly (only arrays and tensors computed in the graph are modelled)")
+
+
+class FromNumpyVariable(VariableTracker):
+    """``dl.from_numpy``/``dl.as_tensor``/``dl.tensor``: of an array in the graph, a tensor in the
+    graph (a view of the array's tensor, or a copy for ``dl.tensor``); anything else as before."""
+
+    def __init__(self, fn, otherwise: VariableTracker, copy: bool, source=None):
+        self.fn, self.otherwise, self.copy, self.source = fn, otherwise, copy, source
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        if not args or not isinstance(args[0], NDArrayVariable):
+            return self.otherwise.call(tx, args, kwargs)
+        array = args[0]
+        if array.scalar or (kwargs and not self.copy):
+            return self.otherwise.call(tx, args, kwargs)  # a NumPy scalar: TypeError eagerly, or a constant
+        if self.copy:  # dl.tensor(a, dtype=...): the traced function copies the array's tensor
+            return TracedCallableVariable(self.fn).call(tx, [array.tensor, *args[1:]], kwargs)
+        with tx.output.tracing(getattr(self.fn, "__name__", "from_numpy")):
+            return TensorVariable(array.proxy.view(tuple(array.proxy.shape)))
+
+
+#: ndarray-making NumPy functions handled by ArrayConstructorVariable.
+ARRAY_CONSTRUCTORS = (np.asarray, np.array, np.asanyarray)
+
+
+def numpy_variable(value, source):
+    """The variable for a NumPy callable the graph models, or None (judged by identity, never by
+    calling anything of an object that is not NumPy's)."""
+    if any(value is c for c in ARRAY_CONSTRUCTORS):
+        return ArrayConstructorVariable(value, source)
+    if not (getattr(type(value), "__module__", None) or "").startswith("numpy"):
+        return None
+    return NumpyFunctionVariable(value, source) if numpy_calls.is_modelled(value) else None
+
+
+#: dl functions making a tensor of an array -> whether they copy it.
+TO_TENSOR = ((from_numpy, False), (as_tensor, False), (make_tensor, True))
+
+
+def to_tensor_variable(value, otherwise: VariableTracker, source):
+    """``otherwise`` (the usual variable of a dl function), or a FromNumpyVariable for the
+    functions making a tensor of an array."""
+    for fn, copy in TO_TENSOR:
+        if value is fn:
+            return FromNumpyVariable(value, otherwise, copy, source)
+    return otherwise
