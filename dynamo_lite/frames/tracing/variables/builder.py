@@ -34,6 +34,7 @@ from .functions import ClosureFunctionVariable, PartialVariable, UserFunctionVar
 from .library import OpaqueCallableVariable
 from .lifted_float import lift
 from .ndarrays import numpy_variable, to_tensor_variable
+from .unbacked_scalars import lift_resumed_float
 from .classes import ClassVariable
 from .contexts import ContextManagerFunctionVariable, is_contextmanager_function
 from .objects import NNModuleVariable, NoOpContextVariable, PythonModuleVariable, UserObjectVariable
@@ -106,7 +107,7 @@ def wrap(tx, value, source) -> VariableTracker:
         if symbolic is not None:
             return ConstantVariable(symbolic, source)
     if type(value) is float and source is not None:
-        lifted = lift(tx, value, source)  # NOTE: [lifted floats]
+        lifted = lift(tx, value, source) or lift_resumed_float(tx, value, source)  # NOTE: [lifted floats]
         if lifted is not None:
             return lifted
     if type(value) in CONSTANT_TYPES or isinstance(value, CONSTANT_LIKE) or value is None:

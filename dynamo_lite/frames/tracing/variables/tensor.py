@@ -132,6 +132,8 @@ class TensorMethodVariable(TracedCallableVariable):
     def call(self, tx, args, kwargs) -> VariableTracker:
         if self.name == "numpy" and not args and not kwargs:  # NOTE: [NumPy arrays in the graph]
             return tx.tensor_to_ndarray(self.tensor)
+        if self.name in ("item", "tolist") and not args and not kwargs:  # NOTE: [scalars read from tensors]
+            return tx.tensor_scalars(self.tensor, self.name)
         if self.name == "unbind":  # along a symbolic size: kept whole (NOTE: [loops traced once])
             unbound = tx.symbolic_unbind(self.tensor, args, kwargs)
             if unbound is not None:
