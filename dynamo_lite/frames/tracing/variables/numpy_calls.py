@@ -149,6 +149,28 @@ def _scalar_type(value):
     raise Unsupported(f"a NumPy ufunc on a {type(value).__name__} operand is not modelled in the graph")
 
 
+#: Integer ufuncs whose second operand's values decide more than the result (NumPy gives 0 for a zero
+#: divisor where a tensor op raises; a negative integer power raises in NumPy).
+VALUE_DEPENDENT_INTEGER_OPERAND = frozenset({np.floor_divide, np.remainder, np.fmod, np.power})
+COMPARISONS = frozenset({np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal})
+
+
+def _check_value_independent(ufunc, args, loop) -> None:
+    """Refuse (a graph break) the operands whose values would make the tensor ops differ from NumPy."""
+    if ufunc in VALUE_DEPENDENT_INTEGER_OPERAND and loop[1].kind in "iub":
+        divisor = args[1]
+        if isinstance(divisor, ArrayArgument) or divisor == 0:
+            raise Unsupported(f"{describe(ufunc)} of integers by an array or zero depends on its values "
+                              "(data-dependent)")
+    if ufunc in COMPARISONS:
+        for arg, dtype in zip(args, loop):
+            if type(arg) is int and dtype.kind in "iu":
+                info = np.iinfo(dtype)
+                if not info.min <= arg <= info.max:  # NumPy compares the exact values
+                    raise Unsupported(f"{describe(ufunc)} with an int outside {dtype}'s range is not modelled "
+                                      "in the graph")
+
+
 def call_ufunc(ufunc, args: list, kwargs: dict, out=None):
     """``ufunc(*args)`` on proxies (``out``: the ArrayArgument written in place, ``a += b``)."""
     if kwargs or ufunc not in UFUNCS or len(args) != ufunc.nin or ufunc.nout != 1:
@@ -159,6 +181,7 @@ def call_ufunc(ufunc, args: list, kwargs: dict, out=None):
         answer = answer[()] if out.scalar else answer
     kinds = [a.dtype if isinstance(a, ArrayArgument) else _scalar_type(a) for a in args]
     loop = ufunc.resolve_dtypes(tuple(kinds) + (None,))
+    _check_value_independent(ufunc, args, loop)
     reference = arrays[0].proxy
     operands = []
     for arg, dtype in zip(args, loop):
@@ -170,7 +193,7 @@ def call_ufunc(ufunc, args: list, kwargs: dict, out=None):
                                       dtype=from_numpy_dtype(dtype)))
         else:
             operands.append(arg.item() if isinstance(arg, np.generic) else arg)
-    result = UFUNCS[ufunc](*operands)
+    result = lowered(ufunc, lambda: UFUNCS[ufunc](*operands))
     if out is not None:  # NumPy checked the cast (same_kind) and the shape; copy_ casts as it does
         out.proxy.copy_(result)
         return out.proxy, out.scalar
@@ -188,7 +211,7 @@ def _all_axes(x, axis):
 def _reduction(method, accepts_dtype=True):
     """A NumPy reduction (``np.sum(a, axis, dtype, keepdims)``) as tensor reductions, one axis at a time,
     computed in NumPy's result dtype."""
-    def lower(answer, a, axis=None, dtype=None, keepdims=False):
+    def lower(answer, a, axis=None, dtype=None, *, keepdims=False):
         x = a.to(from_numpy_dtype(answer.dtype))
         if x.ndim == 0:
             return getattr(x, method)()
@@ -196,17 +219,17 @@ def _reduction(method, accepts_dtype=True):
             x = getattr(x, method)(dim=dim, keepdim=bool(keepdims))
         return x
     if not accepts_dtype:
-        return lambda answer, a, axis=None, keepdims=False: lower(answer, a, axis, None, keepdims)
+        return lambda answer, a, axis=None, *, keepdims=False: lower(answer, a, axis, None, keepdims=keepdims)
     return lower
 
 
-def _mean(answer, a, axis=None, dtype=None, keepdims=False):
+def _mean(answer, a, axis=None, dtype=None, *, keepdims=False):
     x = a.to(from_numpy_dtype(answer.dtype))
     return x.mean() if x.ndim == 0 else x.mean(dim=_all_axes(x, axis), keepdim=bool(keepdims))
 
 
 def _spread(method):
-    def lower(answer, a, axis=None, dtype=None, ddof=0, keepdims=False):
+    def lower(answer, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
         x = a.to(from_numpy_dtype(answer.dtype))
         if x.ndim == 0:
             x = x.reshape(1)
@@ -215,7 +238,7 @@ def _spread(method):
 
 
 def _arg_reduction(method):
-    def lower(answer, a, axis=None, keepdims=False):
+    def lower(answer, a, axis=None, *, keepdims=False):
         if axis is None:
             picked = getattr(a.reshape(-1), method)(dim=0)
             return picked.reshape((1,) * a.ndim) if keepdims else picked
@@ -224,7 +247,7 @@ def _arg_reduction(method):
 
 
 def _cumulative(method):
-    def lower(answer, a, axis=None, dtype=None):
+    def lower(answer, a, axis=None, *, dtype=None):
         x = a.to(from_numpy_dtype(answer.dtype))
         return getattr(x.reshape(-1), method)(0) if axis is None else getattr(x, method)(axis)
     return lower
@@ -262,7 +285,7 @@ def _ravel(answer, a, order="C"):
     return a.reshape(-1)
 
 
-def _concatenate(answer, arrays, axis=0, dtype=None):
+def _concatenate(answer, arrays, axis=0, *, dtype=None):
     dtype = from_numpy_dtype(answer.dtype)
     parts = [p.to(dtype) for p in arrays]
     if axis is None:
@@ -270,7 +293,7 @@ def _concatenate(answer, arrays, axis=0, dtype=None):
     return cat(parts, axis)
 
 
-def _stack(answer, arrays, axis=0, dtype=None):
+def _stack(answer, arrays, axis=0, *, dtype=None):
     dtype = from_numpy_dtype(answer.dtype)
     return stack([p.to(dtype) for p in arrays], axis)
 
@@ -360,6 +383,18 @@ METHODS = {
 }
 
 
+def lowered(fn, thunk):
+    """Run a lowering; whatever it cannot do (arguments it does not take, a tensor op refusing
+    them) is a graph break, never an error of the program: NumPy runs the call eagerly."""
+    try:
+        return thunk()
+    except Unsupported:
+        raise
+    except Exception as exc:
+        raise Unsupported(f"{describe(fn)} with these arguments is not modelled in the graph "
+                          f"({type(exc).__name__}: {exc})") from None
+
+
 def call_function(fn, args: list, kwargs: dict):
     """``fn(*args, **kwargs)`` for a modelled NumPy function: ``(proxy, is a NumPy scalar)``."""
     if isinstance(fn, np.ufunc):
@@ -369,10 +404,7 @@ def call_function(fn, args: list, kwargs: dict):
         raise Unsupported(f"{describe(fn)} is not modelled in the graph (it runs eagerly in NumPy)")
     answer = ask_numpy(fn, args, kwargs)
     graph_args, graph_kwargs = _map(args, lambda a: a.proxy), _map(kwargs, lambda a: a.proxy)
-    try:
-        result = lower(answer, *graph_args, **graph_kwargs)
-    except TypeError as exc:
-        raise Unsupported(f"{describe(fn)} with these arguments is not modelled in the graph ({exc})") from None
+    result = lowered(fn, lambda: lower(answer, *graph_args, **graph_kwargs))
     return finish(fn, result, answer, _arrays((args, kwargs)))
 
 
