@@ -238,3 +238,32 @@ def test_recompiles_not_per_value(backend):
     for call in range(4):
         assert np.isclose(compiled(floats(call, 4)), f(floats(call, 4)))
     assert dl.stats().frames_compiled == 1
+
+
+def test_array_arguments_are_graph_inputs_sharing_memory(backend):
+    """An ndarray argument is read by the graph and written through in place, as eagerly."""
+    def f(a, x):
+        b = a * 2 + x.numpy()
+        a += 1
+        return b.sum(axis=0), a
+
+    def args(c):
+        return np.arange(6.0).reshape(2, 3) + c, dl.ones(2, 3, dtype=dl.float64)
+
+    compiled = one_graph(f, backend, args)
+    a = args(0)[0]
+    assert compiled(a, args(0)[1])[1] is a
+
+
+def test_numpy_scalar_across_a_break(backend):
+    """A NumPy scalar made before a break reaches the code after it as a graph input, not a constant."""
+    def f(x):
+        m = np.median(x.numpy())  # not modelled: runs eagerly
+        return np.sqrt(np.abs(x.numpy() * m)).sum()
+
+    assert_transparent(f, lambda c: (floats(c, 5),), backend, calls=4)
+    dl.reset()
+    compiled = dl.compile(f, backend=backend)
+    for call in range(4):
+        compiled(floats(call, 5))
+    assert dl.stats().frames_compiled == 2, dl.stats()  # the frame and its resume function, once each

@@ -33,7 +33,7 @@ from .iterators import ContainerIteratorVariable, LazyIteratorVariable, iterate
 from .functions import ClosureFunctionVariable, PartialVariable, UserFunctionVariable, UserMethodVariable
 from .library import OpaqueCallableVariable
 from .lifted_float import lift
-from .ndarrays import numpy_variable, to_tensor_variable
+from .ndarrays import numpy_variable, to_tensor_variable, wrap_array_input
 from .unbacked_scalars import lift_resumed_float
 from .classes import ClassVariable
 from .contexts import ContextManagerFunctionVariable, is_contextmanager_function
@@ -154,6 +154,9 @@ def wrap(tx, value, source) -> VariableTracker:
         return _remember(tx, value, TensorKeyedDictVariable(value, source))
     if type(value) in _LIVE_ITERATOR_TYPES and source is not None:
         return _wrap_live_iterator(tx, value, source)
+    array = wrap_array_input(tx, value, source)  # NOTE: [NumPy arrays in the graph]
+    if array is not None:
+        return array
     if isinstance(value, BaseException) and source is not None:  # NOTE: [breaks inside try/except]
         _guard(tx, source, G.TYPE_MATCH, type(value))
         return CaughtExceptionVariable(value, source)

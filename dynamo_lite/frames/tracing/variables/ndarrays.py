@@ -19,6 +19,8 @@ from ....ops.creation.factories import as_tensor, tensor as make_tensor
 from ....tensor.interop import from_numpy
 from ....tensor.tensor import Tensor
 from ...errors import Unsupported
+from .. import guards as G
+from ..sources import Source
 from . import numpy_calls
 from .base import ConstantVariable, VariableTracker
 from .containers import BaseListVariable
@@ -53,8 +55,8 @@ def as_numpy_scalar(tensor: Tensor):
 class NDArrayVariable(VariableTracker):
     """A NumPy array whose values the graph computes; ``scalar``: a NumPy scalar (0-d)."""
 
-    def __init__(self, tensor: TensorVariable, scalar: bool = False):
-        self.tensor, self.scalar, self.source = tensor, scalar, None
+    def __init__(self, tensor: TensorVariable, scalar: bool = False, source=None):
+        self.tensor, self.scalar, self.source = tensor, scalar, source
 
     @property
     def proxy(self):
@@ -113,10 +115,13 @@ class NDArrayVariable(VariableTracker):
 
     # -- leaving the graph --------------------------------------------------------------------
     def reconstruct(self, cg) -> None:
+        if self.source is not None:  # the frame's own array (the graph wrote into its memory)
+            self.source.reconstruct(cg)
+            return
         cg.call_const(as_numpy_scalar if self.scalar else as_ndarray, lambda: cg.reconstruct(self.tensor), 1)
 
     def children(self) -> list:
-        return [self.tensor]
+        return [] if self.source is not None else [self.tensor]
 
     def __repr__(self) -> str:
         return f"NDArrayVariable({self.proxy.node.name}{', scalar' if self.scalar else ''})"
@@ -425,3 +430,54 @@ def to_tensor_variable(value, otherwise: VariableTracker, source):
         if value is fn:
             return FromNumpyVariable(value, otherwise, copy, source)
     return otherwise
+
+
+# -- arrays the frame receives ----------------------------------------------------------------
+def array_tensor(value) -> Tensor:
+    """The graph input of a frame's array (its memory) or NumPy scalar (a 0-d copy)."""
+    return from_numpy(value if isinstance(value, np.ndarray) else np.asarray(value))
+
+
+class ArrayTensorSource(Source):
+    """Loads a frame's array or NumPy scalar and passes it to the graph as ``array_tensor(value)``."""
+
+    def __init__(self, base: Source):
+        self.base = base
+
+    def expr(self) -> str:
+        return f"__dl_array_tensor({self.base.expr()})"
+
+    def name(self) -> str:
+        return self.base.name()
+
+    def constants(self) -> dict:
+        return {"__dl_array_tensor": array_tensor, **self.base.constants()}
+
+    def reconstruct(self, cg) -> None:
+        cg.call_const(array_tensor, lambda: self.base.reconstruct(cg), 1)
+
+
+def wrap_array_input(tx, value, source):
+    """A frame's ndarray (or NumPy scalar) as an array in the graph, or None when tensors cannot
+    hold it (its dtype, negative strides): the frame's arrays are graph inputs sharing memory
+    (NOTE: [NumPy arrays in the graph])."""
+    if source is None or type(value) is not np.ndarray and not (
+            isinstance(value, np.generic) and type(value) in _SCALAR_TYPES):
+        return None
+    if isinstance(value, np.ndarray) and (value.dtype not in _ARRAY_DTYPES or any(s < 0 for s in value.strides)
+                                          or value.strides and 0 in value.strides):
+        return None
+    known = tx.output.objects.get(id(value))
+    if known is not None and isinstance(known[1], NDArrayVariable):
+        tx.output.guards.add(source, G.ID_MATCH_SOURCE, known[1].source)
+        return known[1]
+    tx.output.guards.add(source, G.TYPE_MATCH, type(value))
+    tensor = tx.output.wrap_tensor(array_tensor(value), ArrayTensorSource(source), is_input=True)
+    variable = NDArrayVariable(tensor, scalar=not isinstance(value, np.ndarray), source=source)
+    tx.output.objects[id(value)] = (value, variable)
+    return variable
+
+
+_ARRAY_DTYPES = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32,
+                                                 np.int64, np.uint8, np.bool_, np.complex64, np.complex128))
+_SCALAR_TYPES = frozenset(d.type for d in _ARRAY_DTYPES)
