@@ -267,3 +267,37 @@ def test_numpy_scalar_across_a_break(backend):
     for call in range(4):
         compiled(floats(call, 5))
     assert dl.stats().frames_compiled == 2, dl.stats()  # the frame and its resume function, once each
+
+
+def test_arrays_made_from_constants_are_new_on_every_call(backend):
+    def f(x):
+        a = x.numpy()
+        weights = np.array([1.0, 2.0, 3.0])
+        out = np.zeros(3)
+        out[0] = a.sum()
+        return a * weights + np.arange(3), out, np.linspace(0, 1, 3) + a, weights
+
+    compiled = one_graph(f, backend, lambda c: (floats(c, 3),))
+    first, second = compiled(floats(0, 3)), compiled(floats(0, 3))
+    assert all(a is not b for a, b in zip(first, second))
+
+
+def test_item_and_tolist_of_arrays(backend):
+    def f(x):
+        a = x.numpy() * 2
+        return a.tolist(), a[1].item(), x * a.max().item()
+
+    one_graph(f, backend, lambda c: (floats(c, 3),))
+
+
+def test_random_numpy_is_never_folded(backend):
+    """np.random draws from a generator's state: it runs eagerly on every call."""
+    def f(x):
+        return x.numpy() + np.random.rand(3)
+
+    compiled = dl.compile(f, backend=backend)
+    np.random.seed(0)
+    first = compiled(floats(0, 3))
+    second = compiled(floats(0, 3))
+    np.random.seed(0)
+    assert np.array_equal(first, f(floats(0, 3))) and np.array_equal(second, f(floats(0, 3)))

@@ -177,7 +177,26 @@ def _fold(tx, fn, values, keywords) -> VariableTracker:
         raise unsupported from None
     if isinstance(result, np.generic):  # immutable: a constant
         return ConstantVariable(result)
+    creates = any(fn is f for f in numpy_calls.CREATION_FUNCTIONS + ARRAY_CONSTRUCTORS)
+    if type(result) is np.ndarray and creates and result.nbytes <= CONSTANT_ARRAY_BYTES:
+        return _fresh_constant_array(tx, result)
     raise Unsupported(f"{numpy_calls.describe(fn)} of constants makes a new array (it runs eagerly)")
+
+
+#: Largest array a NumPy creation call of constants (``np.zeros(3)``, ``np.arange(n)``) becomes in the graph.
+CONSTANT_ARRAY_BYTES = 1 << 16
+
+
+def _fresh_constant_array(tx, value: np.ndarray) -> NDArrayVariable:
+    """A new array on every call (eager code makes one each time): a copy of the values made
+    while tracing, which the graph holds as a constant."""
+    try:
+        constant = from_numpy(np.ascontiguousarray(value).copy())
+    except (TypeError, ValueError):
+        raise Unsupported(f"a NumPy array of {value.dtype}, which tensors do not hold") from None
+    held = tx.output.wrap_tensor(constant, None, is_input=False)
+    with tx.output.tracing("numpy array constant"):
+        return NDArrayVariable(TensorVariable(held.proxy.clone()))
 
 
 # -- operators (called from the translator before its other rules) ------------------------------
@@ -260,15 +279,18 @@ def _astype(tx, array, args, kwargs):
     return NDArrayVariable(TensorVariable(proxy), array.scalar)
 
 
-def _data_dependent(name):
+def _scalars(name):
+    """``a.item()``/``a.tolist()``: Python numbers only the running graph knows (NOTE: [scalars read from tensors])."""
     def handler(tx, array, args, kwargs):
-        raise Unsupported(f"ndarray.{name}() needs the values of an array computed in the graph (data-dependent)")
+        if args or kwargs:
+            raise Unsupported(f"ndarray.{name}() with arguments is not modelled in the graph")
+        return tx.tensor_scalars(array.tensor, name)
     return handler
 
 
 #: ndarray methods with their own handling ``(tx, array, args, kwargs)``.
 OWN_METHODS = {"reshape": _reshape_method, "transpose": _transpose_method, "flatten": _flatten,
-               "astype": _astype, "item": _data_dependent("item"), "tolist": _data_dependent("tolist")}
+               "astype": _astype, "item": _scalars("item"), "tolist": _scalars("tolist")}
 
 
 class NDArrayMethodVariable(VariableTracker):
@@ -376,6 +398,9 @@ class ArrayConstructorVariable(NumpyFunctionVariable):
             made = _asarray(tx, args[0], dtype, copy=copy)
             if made is not None:
                 return made
+        if all(a.is_python_constant() for a in [*args, *kwargs.values()]):  # np.array([1, 2]): a new array
+            return _fold(tx, self.fn, [a.as_python_constant() for a in args],
+                         {k: v.as_python_constant() for k, v in kwargs.items()})
         raise Unsupported(f"{numpy_calls.describe(self.fn)} of {args[0].describe() if args else 'nothing'} "
                           "runs eagerly (only arrays and tensors computed in the graph are modelled)")
 
@@ -414,6 +439,8 @@ def numpy_variable(value, source):
     calling anything of an object that is not NumPy's)."""
     if any(value is c for c in ARRAY_CONSTRUCTORS):
         return ArrayConstructorVariable(value, source)
+    if any(value is f for f in numpy_calls.CREATION_FUNCTIONS):
+        return NumpyFunctionVariable(value, source)
     if not (getattr(type(value), "__module__", None) or "").startswith("numpy"):
         return None
     return NumpyFunctionVariable(value, source) if numpy_calls.is_modelled(value) else None

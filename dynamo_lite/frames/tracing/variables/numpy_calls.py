@@ -374,6 +374,9 @@ FUNCTIONS = {
     np.ones_like: _filled(1), np.full_like: _full_like, np.copy: _copy,
 }
 
+#: Pure NumPy functions making a new array from constants: made while tracing, copied in the graph on every call.
+CREATION_FUNCTIONS = (np.zeros, np.ones, np.full, np.arange, np.linspace, np.eye, np.identity)
+
 #: ndarray methods that are the NumPy function of the same behaviour with the array first.
 METHODS = {
     "sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "any": np.any, "all": np.all, "mean": np.mean,
