@@ -301,3 +301,18 @@ def test_random_numpy_is_never_folded(backend):
     second = compiled(floats(0, 3))
     np.random.seed(0)
     assert np.array_equal(first, f(floats(0, 3))) and np.array_equal(second, f(floats(0, 3)))
+
+
+def test_scalars_read_before_a_write_keep_their_value(backend):
+    """A NumPy scalar (``a[0]``) and ``t.item()`` are copies: writing the array or tensor later
+    does not change them."""
+    def f(x):
+        a = x.numpy()
+        first = a[0]
+        second = x[1].item()
+        items = x.tolist()
+        a[0] = 100
+        x[1] = 50
+        return first, second, items, a[1:]
+
+    one_graph(f, backend, lambda c: (floats(c, 3),))

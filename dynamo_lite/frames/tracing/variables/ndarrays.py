@@ -96,11 +96,14 @@ class NDArrayVariable(VariableTracker):
     # -- indexing -------------------------------------------------------------------------------
     def getitem(self, tx, key) -> VariableTracker:
         index = _index(key)
-        with tx.output.tracing("ndarray.__getitem__"):
-            proxy = self.proxy[index]
         integer_only = isinstance(index, int) or (
             isinstance(index, tuple) and all(isinstance(i, int) for i in index))
-        return NDArrayVariable(TensorVariable(proxy), scalar=integer_only and proxy.ndim == 0)
+        with tx.output.tracing("ndarray.__getitem__"):
+            proxy = self.proxy[index]
+            scalar = integer_only and proxy.ndim == 0
+            if scalar:  # a NumPy scalar is a copy: a later write into the array must not show in it
+                proxy = proxy.clone()
+        return NDArrayVariable(TensorVariable(proxy), scalar=scalar)
 
     def store_item(self, tx, key, value) -> None:
         index = _index(key)

@@ -100,6 +100,8 @@ def finish(fn, proxy, answer, arrays: list):
         raise Unsupported(f"{describe(fn)} gives a {answer.dtype} array, which tensors do not hold") from None
     if proxy.dtype != dtype:
         proxy = proxy.to(dtype)
+    elif fn not in VIEW_FUNCTIONS and any(proxy is a.proxy for a in arrays):
+        proxy = proxy.clone()  # NumPy made a new array; the lowering handed back its input
     sizes = tuple(proxy.shape)
     exact = all(a.exact_shape() for a in arrays)
     if len(sizes) != answer.ndim or (exact and sizes != answer.shape):
@@ -373,6 +375,9 @@ FUNCTIONS = {
     np.dot: _dot, np.linalg.norm: _norm, np.round: _round, np.around: _round, np.zeros_like: _filled(0),
     np.ones_like: _filled(1), np.full_like: _full_like, np.copy: _copy,
 }
+
+#: NumPy functions whose result is a view of their argument (every other one makes a new array).
+VIEW_FUNCTIONS = frozenset({np.reshape, np.transpose, np.squeeze, np.expand_dims, np.ravel})
 
 #: Pure NumPy functions making a new array from constants: made while tracing, copied in the graph on every call.
 CREATION_FUNCTIONS = (np.zeros, np.ones, np.full, np.arange, np.linspace, np.eye, np.identity)

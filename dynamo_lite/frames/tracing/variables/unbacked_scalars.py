@@ -122,7 +122,7 @@ def read_scalars(tx, tensor: TensorVariable, name: str) -> VariableTracker:
         if count != 1:
             raise UserError(RuntimeError(f"a Tensor with {count} elements cannot be converted to Scalar"))
         with tx.output.tracing("Tensor.item"):
-            return UnbackedScalarVariable(proxy.reshape(()), kind)
+            return UnbackedScalarVariable(proxy.reshape(()).clone(), kind)  # a copy: later writes don't show
     if count > TOLIST_LIMIT:
         raise Unsupported(f"tolist() of a tensor of {count} elements (more than {TOLIST_LIMIT}) in compiled code")
     with tx.output.tracing("Tensor.tolist"):
@@ -131,7 +131,7 @@ def read_scalars(tx, tensor: TensorVariable, name: str) -> VariableTracker:
 
 def _nested(proxy, kind):
     if proxy.ndim == 0:
-        return UnbackedScalarVariable(proxy, kind, "tolist()")
+        return UnbackedScalarVariable(proxy.clone(), kind, "tolist()")
     return ListVariable([_nested(proxy[i], kind) for i in range(proxy.shape[0])])
 
 
