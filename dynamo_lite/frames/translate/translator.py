@@ -11,7 +11,7 @@ from .handlers import HANDLERS
 from ..bytecode.resume import indexed_instructions
 from ..tracing import trace_rules
 from ..tracing.sources import BuiltinSource, ConstSource, GlobalSource, ItemSource
-from ..tracing.variables import builder, inplace, lifted_float, ndarrays, symbolic, unbacked_scalars, user_operators
+from ..tracing.variables import array_conversions, builder, inplace, lifted_float, ndarrays, symbolic, unbacked_scalars, user_operators
 from ..tracing.variables.base import NULL, CellVariable, VariableTracker
 from ..tracing.variables.containers import SEQUENCE_OPERATORS, BaseListVariable, TupleVariable
 from ..tracing.variables.dicts import DICT_OPERATORS, DictVariable
@@ -166,7 +166,7 @@ class InstructionTranslator:
 
     def tensor_to_ndarray(self, tensor) -> VariableTracker:
         """``tensor.numpy()``: an array in the graph sharing the tensor's memory (NOTE: [NumPy arrays in the graph])."""
-        return ndarrays.tensor_to_ndarray(self, tensor)
+        return array_conversions.tensor_to_ndarray(self, tensor)
 
     def tensor_scalars(self, tensor, name: str) -> VariableTracker:
         """``tensor.item()``/``tensor.tolist()`` kept in the graph (NOTE: [scalars read from tensors])."""

@@ -33,7 +33,7 @@ from .iterators import ContainerIteratorVariable, LazyIteratorVariable, iterate
 from .functions import ClosureFunctionVariable, PartialVariable, UserFunctionVariable, UserMethodVariable
 from .library import OpaqueCallableVariable
 from .lifted_float import lift
-from .ndarrays import numpy_variable, to_tensor_variable, wrap_array_input
+from .array_conversions import numpy_variable, to_tensor_variable, wrap_array_input
 from .unbacked_scalars import lift_resumed_float
 from .classes import ClassVariable
 from .contexts import ContextManagerFunctionVariable, is_contextmanager_function

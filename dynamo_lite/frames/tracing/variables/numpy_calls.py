@@ -379,6 +379,9 @@ FUNCTIONS = {
 #: NumPy functions whose result is a view of their argument (every other one makes a new array).
 VIEW_FUNCTIONS = frozenset({np.reshape, np.transpose, np.squeeze, np.expand_dims, np.ravel})
 
+#: NumPy's array constructors (``np.asarray`` and friends): of constants, a new array like CREATION_FUNCTIONS.
+ARRAY_CONSTRUCTORS = (np.asarray, np.array, np.asanyarray)
+
 #: Pure NumPy functions making a new array from constants: made while tracing, copied in the graph on every call.
 CREATION_FUNCTIONS = (np.zeros, np.ones, np.full, np.arange, np.linspace, np.eye, np.identity)
 
