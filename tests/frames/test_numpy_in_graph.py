@@ -316,3 +316,13 @@ def test_scalars_read_before_a_write_keep_their_value(backend):
         return first, second, items, a[1:]
 
     one_graph(f, backend, lambda c: (floats(c, 3),))
+
+
+def test_ufuncs_and_operators_on_tensors_read_their_arrays(backend):
+    """``np.exp(t)`` and ``t + a`` read the tensor through ``__array__`` (a tensor's operator
+    declines an ndarray, NumPy's reflected one runs): ndarrays with NumPy's dtypes."""
+    def f(x, y):
+        a = y.numpy()
+        return x + a, a * x, x < a, np.exp(x), np.maximum(x, 0.5), np.add(x, 1), x - np.array(1.0)
+
+    one_graph(f, backend, lambda c: (ints(c, 3).to(dl.int32), floats(c, 3)))

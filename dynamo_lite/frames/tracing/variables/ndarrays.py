@@ -160,6 +160,8 @@ def _argument(variable):
 def call_numpy(tx, fn, args: list, kwargs: dict) -> VariableTracker:
     """A modelled NumPy callable on variables: a graph op when an array is among its
     arguments, folded when every argument is a constant and it gives a NumPy scalar."""
+    if isinstance(fn, np.ufunc):  # a ufunc reads a tensor through its __array__: Tensor.numpy()
+        args = [tx.tensor_to_ndarray(a) if isinstance(a, TensorVariable) else a for a in args]
     values = [_argument(a) for a in args]
     keywords = {k: _argument(v) for k, v in kwargs.items()}
     if not numpy_calls._arrays((values, keywords)):
@@ -205,7 +207,12 @@ def binary(tx, op, left, right):
     if not (isinstance(left, NDArrayVariable) or isinstance(right, NDArrayVariable)):
         return None
     if isinstance(left, TensorVariable) or isinstance(right, TensorVariable):
-        raise Unsupported("an operator between a dl tensor and a NumPy array is not modelled in the graph")
+        array = right if isinstance(left, TensorVariable) else left
+        if array.scalar or op in INPLACE_UFUNCS or op not in OPERATOR_UFUNCS:
+            raise Unsupported("this operator between a dl tensor and a NumPy value is not modelled in the graph")
+        # A tensor's operator declines an ndarray: NumPy's reflected operator runs the ufunc on
+        # the tensor's __array__ (its memory, as Tensor.numpy()).
+        left, right = [tx.tensor_to_ndarray(v) if isinstance(v, TensorVariable) else v for v in (left, right)]
     in_place = INPLACE_UFUNCS.get(op)
     if in_place is not None and isinstance(left, NDArrayVariable) and not left.scalar:
         with tx.output.tracing(f"ndarray {op.__name__}"):
