@@ -77,3 +77,21 @@ def test_hasattr_on_a_tensor(backend):
         return x * 2 if hasattr(x, "scale") else x - 1
 
     assert_transparent(f, lambda c: (tagged(c) if c % 2 else t(c),), backend, calls=4)
+
+
+class Tagged(dl.nn.Parameter):
+    kind = "special"
+
+
+def test_parameter_flags_and_subclass_attributes_in_a_module(backend):
+    """Optimizer-style flags (``p.no_decay = True``) and a Tensor subclass's class attribute."""
+    lin = dl.nn.Linear(2, 2)
+    lin.weight.__class__ = Tagged
+    lin.weight.no_decay = True
+
+    def f(x):
+        w = lin.weight
+        return x @ w.T, w.kind, hasattr(w, "no_decay"), getattr(lin.bias, "no_decay", False)
+
+    with dl.no_grad():
+        assert_transparent(f, lambda c: (dl.ones(1, 2) + c,), backend, graphs=1, breaks=0)

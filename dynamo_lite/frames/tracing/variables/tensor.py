@@ -44,7 +44,7 @@ class TensorVariable(VariableTracker):
         autograd = autograd_attribute(self, tx, name)  # NOTE: [autograd attributes in compiled frames]
         if autograd is not None:
             return autograd
-        if is_custom_attribute(type(self.proxy), name):  # NOTE: [custom tensor attributes]
+        if is_custom_attribute(self.python_type(), name):  # NOTE: [custom tensor attributes]
             return read_attribute(tx, self, name)
         with tx.output.tracing(f"Tensor.{name}"):
             value = getattr(self.proxy, name)
@@ -58,7 +58,7 @@ class TensorVariable(VariableTracker):
             writer = "copy_" if isinstance(value, TensorVariable) else "fill_"
             part.var_getattr(tx, writer).call(tx, [value], {})
             return
-        if is_custom_attribute(type(self.proxy), name):  # NOTE: [custom tensor attributes]
+        if is_custom_attribute(self.python_type(), name):  # NOTE: [custom tensor attributes]
             store_attribute(tx, self, name, value)
             return
         store_grad(self, tx, name, value)

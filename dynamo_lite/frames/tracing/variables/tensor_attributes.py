@@ -5,14 +5,16 @@ NOTE: [custom tensor attributes] A tensor's ``__dict__`` holds what a program st
 is such an attribute:
 
 - read from a tensor of the frame, it is read from that ``__dict__`` and guarded there
-  (present and its value like any value read from the frame; absent: ``AttributeError``
-  as eagerly, guarded absent, so ``hasattr``/``getattr(t, name, default)`` fold);
+  (present and its value like any value read from the frame; absent: a constant class
+  attribute of a Tensor subclass, else ``AttributeError`` as eagerly, guarded absent, so
+  ``hasattr``/``getattr(t, name, default)`` fold);
 - written (to a frame tensor or one the graph computes), it is a side effect replayed
   after the graph on the real tensor, in program order; later reads in the frame see the
   stored value.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 from ....tensor.tensor import Tensor
@@ -22,8 +24,8 @@ from ..sources import AttrSource, ItemSource, KeyPresentSource
 
 
 def is_custom_attribute(tensor_class: type, name: str) -> bool:
-    """Whether ``name`` is an attribute a program adds (the Tensor classes do not define it)."""
-    return not name.startswith("__") and not hasattr(Tensor, name) and not hasattr(tensor_class, name)
+    """Whether ``name`` is an attribute a program adds or a Tensor subclass defines (Tensor does not)."""
+    return not name.startswith("__") and not hasattr(Tensor, name)
 
 
 @dataclass
@@ -57,13 +59,23 @@ def read_attribute(tx, variable, name: str):
         return stored
     tensor, source = variable.value, variable.source
     if tensor is None or source is None:  # a tensor the graph made has only what the frame stored on it
+        if hasattr(variable.python_type(), name):
+            raise Unsupported(f"attribute {name!r} of a {variable.python_type().__name__} computed in the graph")
         raise UserError(AttributeError(f"'{Tensor.__name__}' object has no attribute '{name}'"))
     attributes = AttrSource(source, "__dict__")
     present = name in tensor.__dict__
     tx.output.guards.add(KeyPresentSource(attributes, name), G.CONSTANT_MATCH, present)
-    if not present:
+    if present:
+        return tx.wrap(tensor.__dict__[name], ItemSource(attributes, name))
+    on_class = inspect.getattr_static(type(tensor), name, _ABSENT)  # a Tensor subclass's own attribute
+    if on_class is _ABSENT:
         raise UserError(AttributeError(f"'{type(tensor).__name__}' object has no attribute '{name}'"))
-    return tx.wrap(tensor.__dict__[name], ItemSource(attributes, name))
+    if type(on_class) in (int, float, bool, str, type(None)):
+        return tx.wrap(on_class, AttrSource(source, name))
+    raise Unsupported(f"attribute {name!r} of class {type(tensor).__qualname__} (a Tensor subclass)")
+
+
+_ABSENT = object()
 
 
 def store_attribute(tx, variable, name: str, value) -> None:
