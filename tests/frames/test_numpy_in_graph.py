@@ -326,3 +326,19 @@ def test_ufuncs_and_operators_on_tensors_read_their_arrays(backend):
         return x + a, a * x, x < a, np.exp(x), np.maximum(x, 0.5), np.add(x, 1), x - np.array(1.0)
 
     one_graph(f, backend, lambda c: (ints(c, 3).to(dl.int32), floats(c, 3)))
+
+
+def test_evaluation_step_with_numpy_metrics(backend):
+    """A user's evaluation step: the loss, a count read with item(), accuracy and confidences in NumPy."""
+    model = dl.nn.Sequential(dl.nn.Linear(4, 8), dl.nn.ReLU(), dl.nn.Linear(8, 3))
+
+    def evaluate(x, labels):
+        with dl.no_grad():
+            logits = model(x)
+            loss = dl.nn.functional.cross_entropy(logits, labels)
+        scores = logits.numpy()
+        accuracy = (scores.argmax(axis=1) == labels.numpy()).mean()
+        probs = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
+        return loss, labels.sum().item(), accuracy * 100, np.max(probs, axis=1)
+
+    one_graph(evaluate, backend, lambda c: (floats(c, 6, 4) / 3, (dl.arange(6) + c) % 3))
