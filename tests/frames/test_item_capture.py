@@ -86,3 +86,12 @@ def test_no_recompile_per_value_after_item_break(backend):
         x = t(call * 0.37)
         assert dl.allclose(compiled(x), f(x))
     assert dl.stats().frames_compiled <= 3, dl.stats()
+
+
+def test_negated_item_and_bool_item(backend):
+    def f(x):
+        s = x.sum().item()
+        flag = (x > 100).any().item()
+        return x * -s, -flag, s > 2, flag == False  # noqa: E712
+
+    assert_transparent(f, lambda c: (t(c),), backend, graphs=1, breaks=0)

@@ -174,6 +174,16 @@ def _scalar_binary(tx, op, left, right):
     return UnbackedScalarVariable(result, result_kind)
 
 
+def unary(tx, op, value):
+    """``-s``/``+s`` of an unbacked scalar (kept in the graph), else None."""
+    if not isinstance(value, UnbackedScalarVariable) or op not in (operator.neg, operator.pos):
+        return None
+    kind = int if value.kind is bool else value.kind  # -True is -1
+    with tx.output.tracing(f"scalar {op.__name__}"):
+        operand = value.proxy.to(int64) if value.kind is bool else value.proxy
+        return UnbackedScalarVariable(op(operand) if op is operator.neg else operand.clone(), kind)
+
+
 def lift_resumed_float(tx, value: float, source):
     """A float a resume function receives (a number read from a tensor before the break, most
     often): lifted into the graph (NOTE: [scalars read from tensors]), or None."""

@@ -5,7 +5,7 @@ import operator
 
 from ...bytecode import compat
 from ...errors import Unsupported
-from ...tracing.variables import lifted_float, ndarrays, symbolic, user_protocols
+from ...tracing.variables import lifted_float, ndarrays, symbolic, unbacked_scalars, user_protocols
 from ...tracing.variables.objects import UserObjectVariable
 from ...tracing.variables.base import ConstantVariable, SymIntVariable
 from ...tracing.variables.containers import BaseListVariable
@@ -100,6 +100,8 @@ def _unary(op, name):
     def handler(tx, ins):
         value = tx.pop()
         kept_symbolic = ndarrays.unary(tx, op, value)  # NOTE: [NumPy arrays in the graph]
+        if kept_symbolic is None:
+            kept_symbolic = unbacked_scalars.unary(tx, op, value)  # NOTE: [scalars read from tensors]
         if kept_symbolic is None:
             kept_symbolic = symbolic.unary(op, value)
         if kept_symbolic is None:
