@@ -342,3 +342,15 @@ def test_evaluation_step_with_numpy_metrics(backend):
         return loss, labels.sum().item(), accuracy * 100, np.max(probs, axis=1)
 
     one_graph(evaluate, backend, lambda c: (floats(c, 6, 4) / 3, (dl.arange(6) + c) % 3))
+
+
+SCALE = np.float32(0.5)
+
+
+def test_numpy_scalars_with_tensors(backend):
+    """A tensor's operator takes a NumPy scalar as a Python number (a tensor); NumPy's scalar
+    on the left runs NumPy's ufunc on the tensor's array (an ndarray)."""
+    def f(x, n):
+        return x * SCALE, SCALE * x, n + np.int64(2), n * np.float64(1.5), x.numpy().sum() * x
+
+    one_graph(f, backend, lambda c: (floats(c, 3), ints(c, 3).to(dl.int32)))

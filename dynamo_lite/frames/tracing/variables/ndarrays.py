@@ -18,7 +18,7 @@ import numpy as np
 from ....tensor.interop import from_numpy
 from ....tensor.tensor import Tensor
 from ...errors import Unsupported
-from . import numpy_calls
+from . import numpy_calls, unbacked_scalars
 from .base import ConstantVariable, VariableTracker
 from .containers import BaseListVariable
 from .tensor import TensorVariable
@@ -36,6 +36,11 @@ INPLACE_UFUNCS = {
     operator.ifloordiv: np.floor_divide, operator.imod: np.remainder, operator.ipow: np.power,
     operator.iand: np.bitwise_and, operator.ior: np.bitwise_or, operator.ixor: np.bitwise_xor,
 }
+#: In-place operator -> its binary twin.
+OPERATOR_TWINS = {operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+                  operator.itruediv: operator.truediv, operator.ifloordiv: operator.floordiv,
+                  operator.imod: operator.mod, operator.ipow: operator.pow, operator.iand: operator.and_,
+                  operator.ior: operator.or_, operator.ixor: operator.xor}
 UNARY_UFUNCS = {operator.neg: np.negative, operator.pos: np.positive, operator.invert: np.invert}
 
 
@@ -206,10 +211,15 @@ def binary(tx, op, left, right):
     """``left <op> right`` when an array is an operand, else None."""
     if not (isinstance(left, NDArrayVariable) or isinstance(right, NDArrayVariable)):
         return None
+    if isinstance(left, NDArrayVariable) and left.scalar and op in INPLACE_UFUNCS:
+        op = OPERATOR_TWINS[op]  # a NumPy scalar is immutable: ``s += v`` rebinds s to ``s + v``
+    if isinstance(left, TensorVariable) and right.scalar:
+        # A tensor's operator takes a NumPy scalar as the Python number of its kind.
+        number = unbacked_scalars.UnbackedScalarVariable(right.proxy, _number_kind(right.proxy.dtype))
+        return unbacked_scalars.binary(tx, op, left, number)
     if isinstance(left, TensorVariable) or isinstance(right, TensorVariable):
-        array = right if isinstance(left, TensorVariable) else left
-        if array.scalar or op in INPLACE_UFUNCS or op not in OPERATOR_UFUNCS:
-            raise Unsupported("this operator between a dl tensor and a NumPy value is not modelled in the graph")
+        if op in INPLACE_UFUNCS or op not in OPERATOR_UFUNCS:
+            raise Unsupported("this operator between a dl tensor and a NumPy array is not modelled in the graph")
         # A tensor's operator declines an ndarray: NumPy's reflected operator runs the ufunc on
         # the tensor's __array__ (its memory, as Tensor.numpy()).
         left, right = [tx.tensor_to_ndarray(v) if isinstance(v, TensorVariable) else v for v in (left, right)]
@@ -223,6 +233,13 @@ def binary(tx, op, left, right):
         raise Unsupported(f"the operator {op.__name__} on a NumPy array is not modelled in the graph")
     with tx.output.tracing(f"ndarray {op.__name__}"):
         return wrap_result(tx, numpy_calls.call_ufunc(ufunc, [_argument(left), _argument(right)], {}))
+
+
+def _number_kind(dtype) -> type:
+    """The Python number a NumPy scalar of ``dtype`` acts as (complex ones are not modelled)."""
+    if dtype.is_complex:
+        raise Unsupported("a dl tensor with a complex NumPy scalar is not modelled in the graph")
+    return bool if dtype.name == "bool" else float if dtype.is_floating_point else int
 
 
 def unary(tx, op, value):
