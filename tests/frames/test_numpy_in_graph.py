@@ -351,6 +351,7 @@ def test_numpy_scalars_with_tensors(backend):
     """A tensor's operator takes a NumPy scalar as a Python number (a tensor); NumPy's scalar
     on the left runs NumPy's ufunc on the tensor's array (an ndarray)."""
     def f(x, n):
-        return x * SCALE, SCALE * x, n + np.int64(2), n * np.float64(1.5), x.numpy().sum() * x
+        return (x * SCALE, SCALE * x, n + np.int64(2), n * np.float64(1.5), x.numpy().sum() * x,
+                x + np.sqrt(2.0), np.float32(3) * x)
 
     one_graph(f, backend, lambda c: (floats(c, 3), ints(c, 3).to(dl.int32)))

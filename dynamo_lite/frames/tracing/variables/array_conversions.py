@@ -16,7 +16,8 @@ from .. import guards as G
 from ..sources import Source
 from . import numpy_calls
 from .base import ConstantVariable, VariableTracker
-from .ndarrays import NDArrayVariable, NumpyFunctionVariable, astype, fold_constants, call_numpy
+from .classes import ClassVariable
+from .ndarrays import NDArrayVariable, NumpyFunctionVariable, astype, call_numpy, constant_scalar, fold_constants
 from .tensor import TensorVariable, TracedCallableVariable
 
 
@@ -119,11 +120,28 @@ class FromNumpyVariable(VariableTracker):
 ARRAY_CONSTRUCTORS = numpy_calls.ARRAY_CONSTRUCTORS
 
 
+class NumpyScalarClassVariable(ClassVariable):
+    """``np.float32`` and friends: called on constants, an immutable NumPy scalar made while tracing."""
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        if len(args) == 1 and not kwargs and args[0].is_python_constant() \
+                and type(args[0].as_python_constant()) in (int, float, bool):
+            try:
+                return constant_scalar(tx, self.value(args[0].as_python_constant()))
+            except (OverflowError, ValueError) as exc:
+                unsupported = Unsupported(f"{self.value.__name__}() raises {type(exc).__name__}: {exc}")
+                unsupported.user_error = True
+                raise unsupported from None
+        return super().call(tx, args, kwargs)
+
+
 def numpy_variable(value, source):
     """The variable for a NumPy callable the graph models, or None (judged by identity, never by
     calling anything of an object that is not NumPy's)."""
     if any(value is c for c in ARRAY_CONSTRUCTORS):
         return ArrayConstructorVariable(value, source)
+    if isinstance(value, type) and value in _SCALAR_TYPES:
+        return NumpyScalarClassVariable(value, source)
     if any(value is f for f in numpy_calls.CREATION_FUNCTIONS):
         return NumpyFunctionVariable(value, source)
     if not (getattr(type(value), "__module__", None) or "").startswith("numpy"):

@@ -71,7 +71,8 @@ class NDArrayVariable(VariableTracker):
         return numpy_calls.ArrayArgument(self.proxy, self.scalar)
 
     def describe(self) -> str:
-        return f"a NumPy {'scalar' if self.scalar else 'array'} computed in the graph"
+        kind = "scalar" if self.scalar else "array"
+        return f"the NumPy {kind} {self.source.name()}" if self.source is not None else f"a NumPy {kind}"
 
     # -- attributes and methods --------------------------------------------------------------
     def var_getattr(self, tx, name: str) -> VariableTracker:
@@ -182,12 +183,22 @@ def fold_constants(tx, fn, values, keywords) -> VariableTracker:
         unsupported = Unsupported(f"{numpy_calls.describe(fn)} raises {type(exc).__name__}: {exc}")
         unsupported.user_error = True
         raise unsupported from None
-    if isinstance(result, np.generic):  # immutable: a constant
-        return ConstantVariable(result)
+    if isinstance(result, np.generic):
+        return constant_scalar(tx, result)
     creates = any(fn is f for f in numpy_calls.CREATION_FUNCTIONS + numpy_calls.ARRAY_CONSTRUCTORS)
     if type(result) is np.ndarray and creates and result.nbytes <= CONSTANT_ARRAY_BYTES:
         return _fresh_constant_array(tx, result)
     raise Unsupported(f"{numpy_calls.describe(fn)} of constants makes a new array (it runs eagerly)")
+
+
+def constant_scalar(tx, value: np.generic) -> VariableTracker:
+    """A NumPy scalar made from constants while tracing (``np.float32(0.5)``, ``np.sqrt(2.0)``):
+    a graph constant, so operators and ufuncs on it follow NumPy's rules like any other."""
+    try:
+        held = tx.output.wrap_tensor(from_numpy(np.asarray(value)), None, is_input=False)
+    except (TypeError, ValueError):
+        return ConstantVariable(value)  # a dtype tensors do not hold (a str_, a datetime64 ...)
+    return NDArrayVariable(held, scalar=True)
 
 
 #: Largest array a NumPy creation call of constants (``np.zeros(3)``, ``np.arange(n)``) becomes in the graph.
