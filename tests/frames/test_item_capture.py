@@ -95,3 +95,20 @@ def test_negated_item_and_bool_item(backend):
         return x * -s, -flag, s > 2, flag == False  # noqa: E712
 
     assert_transparent(f, lambda c: (t(c),), backend, graphs=1, breaks=0)
+
+
+def test_number_returned_after_a_branch_does_not_recompile(backend):
+    def f(x):
+        s = x.sum().item()
+        if s > 1000:
+            x = x * 0
+        return x + s, s
+
+    compiled = assert_transparent(f, lambda c: (t(c),), backend, calls=4)
+    dl.reset()
+    compiled = dl.compile(f, backend=backend)
+    for call in range(5):
+        x = t(call * 0.5)
+        out, s = compiled(x)
+        assert s == f(x)[1]
+    assert dl.stats().frames_compiled == 2, dl.stats()  # the frame and one resume function

@@ -194,4 +194,12 @@ def lift_resumed_float(tx, value: float, source):
     output = tx.output
     output.guards.add(source, G.TYPE_MATCH, float)
     proxy = output.float_input(FloatTensorSource(source), float_tensor(value))
-    return LiftedFloatVariable(proxy, value, ((source, value),), output, source)
+    return ResumedFloatVariable(proxy, value, ((source, value),), output, source)
+
+
+class ResumedFloatVariable(LiftedFloatVariable):
+    """A lifted float that is an argument of a resume function: rebuilt by reloading that argument
+    (the transformed code never rebinds it), so returning it does not specialize it."""
+
+    def reconstruct(self, cg) -> None:
+        self.source.reconstruct(cg)
