@@ -355,3 +355,12 @@ def test_numpy_scalars_with_tensors(backend):
                 x + np.sqrt(2.0), np.float32(3) * x)
 
     one_graph(f, backend, lambda c: (floats(c, 3), ints(c, 3).to(dl.int32)))
+
+
+def test_identity_of_arrays_and_numbers(backend):
+    def f(x, a):
+        b = x.numpy()
+        s = x.sum().item()
+        return b is None, b is b, np.asarray(b) is b, a is b, s is None, a is not None, x + 1
+
+    one_graph(f, backend, lambda c: (floats(c, 2), np.ones(2)))

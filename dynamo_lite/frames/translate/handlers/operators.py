@@ -59,6 +59,12 @@ def _identity(left, right) -> bool:
         return left.proxy is right.proxy
     if isinstance(left, TensorVariable) or isinstance(right, TensorVariable):
         return False  # a tensor is never a constant
+    arrays = [v for v in (left, right) if isinstance(v, ndarrays.NDArrayVariable)]
+    if len(arrays) == 2 or (arrays and (left.is_python_constant() or right.is_python_constant())):
+        return left is right  # one variable per array object (NOTE: [NumPy arrays in the graph])
+    if any(isinstance(v, unbacked_scalars.UnbackedScalarVariable) for v in (left, right)) and any(
+            v.is_python_constant() and v.as_python_constant() is None for v in (left, right)):
+        return False  # a number is never None
     if left is right:
         return True
     if _python_type(left) is not _python_type(right) and None not in (_python_type(left), _python_type(right)):
