@@ -52,7 +52,7 @@ FAMILY = {
     "set ^= set": (lambda: {1, 2}, lambda x: {2, 3}, "^=", 0),
     "bytearray += bytes": (lambda: bytearray(b"a"), lambda x: b"bc", "+=", 1),
     "bytearray *= int": (lambda: bytearray(b"ab"), lambda x: 2, "*=", 1),
-    "numpy array += int": (lambda: np.zeros(2), lambda x: 1, "+=", 1),
+    "numpy array += int": (lambda: np.zeros(2), lambda x: 1, "+=", 0),  # an array in the graph
     "array.array += array": (lambda: array.array("d", [1.0]), lambda x, r=array.array("d", [2.0]): r, "+=", 1),
     "deque += list": (lambda: collections.deque([1]), lambda x: [2], "+=", 1),
     "user __iadd__": (Counter, lambda x: 1, "+=", 0),  # the user's __iadd__ is inlined

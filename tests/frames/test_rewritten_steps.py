@@ -17,7 +17,7 @@ LAST_SEEN = None
 
 def compares_numpy_scalars(x, a, b):
     y = x * 2
-    smaller = a < b  # NumPy's bool is not traced: the comparison runs eagerly
+    smaller = a < b  # NumPy's uint16 has no tensor dtype: the comparison runs eagerly
     return y + 1, smaller
 
 
@@ -68,19 +68,19 @@ def replays_side_effects(x, box, items):
 
 
 def multiplies_numpy_scalars(x, a):
-    scaled = a * a  # NumPy's float64 is not traced: the product runs eagerly
+    scaled = a * a  # NumPy's uint16 has no tensor dtype: the product runs eagerly
     return x + 1, scaled
 
 
 def adds_in_place(x, a):
     y = x + 1
-    a += a  # an in-place operator on NumPy's float64 runs eagerly (spelled as operator.iadd)
+    a += a  # an in-place operator on NumPy's uint16 runs eagerly (spelled as operator.iadd)
     return y, a
 
 
 def unpacks_an_array(x, arr):
     y = x + 1
-    p, q = arr  # iterating an ndarray runs eagerly: UNPACK_SEQUENCE
+    p, q = arr  # iterating a uint16 ndarray runs eagerly: UNPACK_SEQUENCE
     return y, p, q
 
 
@@ -114,14 +114,14 @@ def same_values(a, b):
 
 
 @pytest.mark.parametrize("fn, make_args, spelled", [
-    (compares_numpy_scalars, lambda: (dl.ones(3), np.float64(1.0), np.float64(2.0)), "(__dl_tmp0 < __dl_tmp1)"),
+    (compares_numpy_scalars, lambda: (dl.ones(3), np.uint16(1), np.uint16(2)), "(__dl_tmp0 < __dl_tmp1)"),
     (prints_with_keywords, lambda: (dl.ones(3),), "('value', end='!\\n', sep=',')"),
     (prints_unpacked, lambda: (dl.ones(3), ("a", 1), {"sep": "-"}), "(*__dl_tmp1, **__dl_tmp2)"),
     (try_block_then_break, lambda: (dl.ones(3),), "('after the try')"),
-    (multiplies_numpy_scalars, lambda: (dl.ones(3), np.float64(3.0)), "(__dl_tmp0 * __dl_tmp0)"),
-    (adds_in_place, lambda: (dl.ones(3), np.float64(2.0)), "__iadd(__dl_tmp0, __dl_tmp0)"),
-    (unpacks_an_array, lambda: (dl.ones(3), np.arange(2.0)), "(__dl_item0, __dl_item1) = __dl_tmp0"),
-    (negates_a_numpy_scalar, lambda: (dl.ones(3), np.float64(3.0)), "(-__dl_tmp0)"),
+    (multiplies_numpy_scalars, lambda: (dl.ones(3), np.uint16(3)), "(__dl_tmp0 * __dl_tmp0)"),
+    (adds_in_place, lambda: (dl.ones(3), np.uint16(2)), "__iadd(__dl_tmp0, __dl_tmp0)"),
+    (unpacks_an_array, lambda: (dl.ones(3), np.arange(2, dtype=np.uint16)), "(__dl_item0, __dl_item1) = __dl_tmp0"),
+    (negates_a_numpy_scalar, lambda: (dl.ones(3), np.uint16(0)), "(-__dl_tmp0)"),
 ])
 def test_the_view_of_an_eager_instruction_runs_like_the_original(fn, make_args, spelled, capsys):
     out, views = check_view(fn, *make_args())

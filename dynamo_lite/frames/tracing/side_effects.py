@@ -246,6 +246,10 @@ class SideEffects:
             raise Unsupported(f"assignment to attribute {name!r} of an object without a known origin")
         self._add(AttributeStore(target, name, value))
 
+    def record(self, entry) -> None:
+        """Add an entry made elsewhere (it has ``replay(cg)`` and ``variables()``), in program order."""
+        self._add(entry)
+
     def store_item(self, container, key, value) -> None:
         """``container[key] = value`` (see ItemStore); the container's state is journaled."""
         self.journal_state(container)

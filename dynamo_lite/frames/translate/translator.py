@@ -11,7 +11,7 @@ from .handlers import HANDLERS
 from ..bytecode.resume import indexed_instructions
 from ..tracing import trace_rules
 from ..tracing.sources import BuiltinSource, ConstSource, GlobalSource, ItemSource
-from ..tracing.variables import builder, inplace, lifted_float, symbolic, user_operators
+from ..tracing.variables import array_conversions, builder, inplace, lifted_float, ndarrays, symbolic, unbacked_scalars, user_operators
 from ..tracing.variables.base import NULL, CellVariable, VariableTracker
 from ..tracing.variables.containers import SEQUENCE_OPERATORS, BaseListVariable, TupleVariable
 from ..tracing.variables.dicts import DICT_OPERATORS, DictVariable
@@ -164,6 +164,14 @@ class InstructionTranslator:
         """A new tuple of variables (what BUILD_TUPLE makes)."""
         return TupleVariable(items)
 
+    def tensor_to_ndarray(self, tensor) -> VariableTracker:
+        """``tensor.numpy()``: an array in the graph sharing the tensor's memory (NOTE: [NumPy arrays in the graph])."""
+        return array_conversions.tensor_to_ndarray(self, tensor)
+
+    def tensor_scalars(self, tensor, name: str) -> VariableTracker:
+        """``tensor.item()``/``tensor.tolist()`` kept in the graph (NOTE: [scalars read from tensors])."""
+        return unbacked_scalars.read_scalars(self, tensor, name)
+
     def symbolic_unbind(self, tensor, args: list, kwargs: dict):
         """``tensor.unbind(dim)`` kept whole when that size is symbolic (see scan_values), or None."""
         return symbolic_unbind(self, tensor, args, kwargs)
@@ -192,6 +200,11 @@ class InstructionTranslator:
         return fn.call(self, args, kwargs)
 
     def binary_operation(self, op, left: VariableTracker, right: VariableTracker) -> VariableTracker:
+        array = ndarrays.binary(self, op, left, right)  # NOTE: [NumPy arrays in the graph]
+        if array is None:
+            array = unbacked_scalars.binary(self, op, left, right)  # NOTE: [scalars read from tensors]
+        if array is not None:
+            return array
         kept_symbolic = symbolic.binary(self, op, left, right)  # NOTE: [observing a symbolic int]
         if kept_symbolic is None:
             kept_symbolic = lifted_float.binary(self, op, left, right)  # NOTE: [lifted floats]

@@ -33,6 +33,8 @@ from .iterators import ContainerIteratorVariable, LazyIteratorVariable, iterate
 from .functions import ClosureFunctionVariable, PartialVariable, UserFunctionVariable, UserMethodVariable
 from .library import OpaqueCallableVariable
 from .lifted_float import lift
+from .array_conversions import numpy_variable, to_tensor_variable, wrap_array_input
+from .unbacked_scalars import lift_resumed_float
 from .classes import ClassVariable
 from .contexts import ContextManagerFunctionVariable, is_contextmanager_function
 from .objects import NNModuleVariable, NoOpContextVariable, PythonModuleVariable, UserObjectVariable
@@ -105,7 +107,7 @@ def wrap(tx, value, source) -> VariableTracker:
         if symbolic is not None:
             return ConstantVariable(symbolic, source)
     if type(value) is float and source is not None:
-        lifted = lift(tx, value, source)  # NOTE: [lifted floats]
+        lifted = lift(tx, value, source) or lift_resumed_float(tx, value, source)  # NOTE: [lifted floats]
         if lifted is not None:
             return lifted
     if type(value) in CONSTANT_TYPES or isinstance(value, CONSTANT_LIKE) or value is None:
@@ -152,6 +154,9 @@ def wrap(tx, value, source) -> VariableTracker:
         return _remember(tx, value, TensorKeyedDictVariable(value, source))
     if type(value) in _LIVE_ITERATOR_TYPES and source is not None:
         return _wrap_live_iterator(tx, value, source)
+    array = wrap_array_input(tx, value, source)  # NOTE: [NumPy arrays in the graph]
+    if array is not None:
+        return array
     if isinstance(value, BaseException) and source is not None:  # NOTE: [breaks inside try/except]
         _guard(tx, source, G.TYPE_MATCH, type(value))
         return CaughtExceptionVariable(value, source)
@@ -234,6 +239,9 @@ _NAMED_KINDS = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctio
 
 
 def _object_variable(tx, value, source) -> VariableTracker:
+    modelled = numpy_variable(value, source)  # NOTE: [NumPy arrays in the graph]
+    if modelled is not None:
+        return modelled
     if not isinstance(value, _NAMED_KINDS):
         # An instance: classified by its type only, never by reading its attributes
         # (which could run a user __getattr__ that eager never runs).
@@ -266,8 +274,10 @@ def _object_variable(tx, value, source) -> VariableTracker:
                                             source)
         if is_traceable_library_function(value):
             if value.__name__ in SIDE_EFFECT_FUNCTIONS:
-                return DisabledFunctionVariable(value, f"dl.{value.__name__}() changes state outside the graph", source)
-            return TracedCallableVariable(value, f"{value.__module__}.{value.__qualname__}", source)
+                return to_tensor_variable(value, DisabledFunctionVariable(
+                    value, f"dl.{value.__name__}() changes state outside the graph", source), source)
+            return to_tensor_variable(value, TracedCallableVariable(
+                value, f"{value.__module__}.{value.__qualname__}", source), source)
         if trace_rules.rule_for_function(value) == trace_rules.OPAQUE:
             return OpaqueCallableVariable(value, source)
         if source is not None and any(id(cell) in tx.output.objects for cell in value.__closure__ or ()):

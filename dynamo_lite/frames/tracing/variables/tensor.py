@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ...errors import Unsupported
 from .base import VariableTracker
+from .tensor_attributes import is_custom_attribute, read_attribute, store_attribute
 from .tensor_autograd import BREAKING_METHODS, autograd_attribute, call_autograd_method, store_grad
 
 
@@ -43,6 +44,8 @@ class TensorVariable(VariableTracker):
         autograd = autograd_attribute(self, tx, name)  # NOTE: [autograd attributes in compiled frames]
         if autograd is not None:
             return autograd
+        if is_custom_attribute(self.python_type(), name):  # NOTE: [custom tensor attributes]
+            return read_attribute(tx, self, name)
         with tx.output.tracing(f"Tensor.{name}"):
             value = getattr(self.proxy, name)
         if callable(value) and hasattr(value, "__self__"):
@@ -54,6 +57,9 @@ class TensorVariable(VariableTracker):
             part = self.var_getattr(tx, name)
             writer = "copy_" if isinstance(value, TensorVariable) else "fill_"
             part.var_getattr(tx, writer).call(tx, [value], {})
+            return
+        if is_custom_attribute(self.python_type(), name):  # NOTE: [custom tensor attributes]
+            store_attribute(tx, self, name, value)
             return
         store_grad(self, tx, name, value)
 
@@ -124,6 +130,10 @@ class TensorMethodVariable(TracedCallableVariable):
         self.tensor, self.name = tensor, name
 
     def call(self, tx, args, kwargs) -> VariableTracker:
+        if self.name == "numpy" and not args and not kwargs:  # NOTE: [NumPy arrays in the graph]
+            return tx.tensor_to_ndarray(self.tensor)
+        if self.name in ("item", "tolist") and not args and not kwargs:  # NOTE: [scalars read from tensors]
+            return tx.tensor_scalars(self.tensor, self.name)
         if self.name == "unbind":  # along a symbolic size: kept whole (NOTE: [loops traced once])
             unbound = tx.symbolic_unbind(self.tensor, args, kwargs)
             if unbound is not None:

@@ -5,7 +5,7 @@ import operator
 
 from ...bytecode import compat
 from ...errors import Unsupported
-from ...tracing.variables import lifted_float, symbolic, user_protocols
+from ...tracing.variables import lifted_float, ndarrays, symbolic, unbacked_scalars, user_protocols
 from ...tracing.variables.objects import UserObjectVariable
 from ...tracing.variables.base import ConstantVariable, SymIntVariable
 from ...tracing.variables.containers import BaseListVariable
@@ -59,6 +59,12 @@ def _identity(left, right) -> bool:
         return left.proxy is right.proxy
     if isinstance(left, TensorVariable) or isinstance(right, TensorVariable):
         return False  # a tensor is never a constant
+    arrays = [v for v in (left, right) if isinstance(v, ndarrays.NDArrayVariable)]
+    if len(arrays) == 2 or (arrays and (left.is_python_constant() or right.is_python_constant())):
+        return left is right  # one variable per array object (NOTE: [NumPy arrays in the graph])
+    if any(isinstance(v, unbacked_scalars.UnbackedScalarVariable) for v in (left, right)) and any(
+            v.is_python_constant() and v.as_python_constant() is None for v in (left, right)):
+        return False  # a number is never None
     if left is right:
         return True
     if _python_type(left) is not _python_type(right) and None not in (_python_type(left), _python_type(right)):
@@ -99,7 +105,11 @@ def contains_op(tx, ins):
 def _unary(op, name):
     def handler(tx, ins):
         value = tx.pop()
-        kept_symbolic = symbolic.unary(op, value)
+        kept_symbolic = ndarrays.unary(tx, op, value)  # NOTE: [NumPy arrays in the graph]
+        if kept_symbolic is None:
+            kept_symbolic = unbacked_scalars.unary(tx, op, value)  # NOTE: [scalars read from tensors]
+        if kept_symbolic is None:
+            kept_symbolic = symbolic.unary(op, value)
         if kept_symbolic is None:
             kept_symbolic = lifted_float.unary(tx, op, value)  # NOTE: [lifted floats]
         if kept_symbolic is not None:
