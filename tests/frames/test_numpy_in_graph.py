@@ -193,6 +193,20 @@ def test_bool_mask_indexing_is_a_break_not_a_wrong_result(backend):
     assert report.graph_break_count >= 1
 
 
+def test_float16_sum_runs_in_numpy_with_numpys_bits(backend):
+    """NumPy sums float16 in float16 blocks; the tensor kernels round differently: a break, NumPy's bits."""
+    def f(x):
+        return np.sum(x.numpy().astype(np.float16) * np.float16(0.1))
+
+    def make_args(call):
+        return (dl.arange(200.0) * 0.37 + call,)
+
+    compiled = assert_transparent(f, make_args, backend)
+    assert compiled(*make_args(0)) == f(*make_args(0))
+    report = dl.explain(f, backend=backend)(*make_args(0))
+    assert "float16" in " ".join(str(r) for r in report.break_reasons)
+
+
 def test_unmodelled_numpy_function_breaks_with_a_reason_in_words(backend):
     def f(x):
         a = x.numpy() + 1

@@ -210,11 +210,22 @@ def _all_axes(x, axis):
     return tuple(sorted((a % x.ndim if x.ndim else a) for a in axes))
 
 
+_ROUNDING = ("sum", "prod")  # reductions whose result depends on the order of accumulation
+
+
+def _accumulating_in(answer):
+    """The tensor dtype a NumPy reduction computes in; float16 is refused (a graph break): NumPy
+    accumulates it in float16 pairwise blocks, the tensor kernels differently, and the last bits differ."""
+    if np.dtype(answer.dtype) == np.float16:
+        raise Unsupported("a NumPy reduction in float16 is not modelled in the graph (it runs eagerly in NumPy)")
+    return from_numpy_dtype(answer.dtype)
+
+
 def _reduction(method, accepts_dtype=True):
     """A NumPy reduction (``np.sum(a, axis, dtype, keepdims)``) as tensor reductions, one axis at a time,
     computed in NumPy's result dtype."""
     def lower(answer, a, axis=None, dtype=None, *, keepdims=False):
-        x = a.to(from_numpy_dtype(answer.dtype))
+        x = a.to(_accumulating_in(answer) if method in _ROUNDING else from_numpy_dtype(answer.dtype))
         if x.ndim == 0:
             return getattr(x, method)()
         for dim in reversed(_all_axes(x, axis)):
@@ -226,13 +237,13 @@ def _reduction(method, accepts_dtype=True):
 
 
 def _mean(answer, a, axis=None, dtype=None, *, keepdims=False):
-    x = a.to(from_numpy_dtype(answer.dtype))
+    x = a.to(_accumulating_in(answer))
     return x.mean() if x.ndim == 0 else x.mean(dim=_all_axes(x, axis), keepdim=bool(keepdims))
 
 
 def _spread(method):
     def lower(answer, a, axis=None, dtype=None, *, ddof=0, keepdims=False):
-        x = a.to(from_numpy_dtype(answer.dtype))
+        x = a.to(_accumulating_in(answer))
         if x.ndim == 0:
             x = x.reshape(1)
         return getattr(x, method)(dim=_all_axes(x, axis), correction=ddof, keepdim=bool(keepdims))
@@ -250,7 +261,7 @@ def _arg_reduction(method):
 
 def _cumulative(method):
     def lower(answer, a, axis=None, *, dtype=None):
-        x = a.to(from_numpy_dtype(answer.dtype))
+        x = a.to(_accumulating_in(answer))
         return getattr(x.reshape(-1), method)(0) if axis is None else getattr(x, method)(axis)
     return lower
 
@@ -315,7 +326,7 @@ def _where(answer, condition, x, y):
 
 
 def _clip(answer, a, a_min=None, a_max=None):
-    x = a.to(from_numpy_dtype(answer.dtype))
+    x = a.to(_accumulating_in(answer))
     bounds = [None if b is None else (_operand(b, answer, x) if hasattr(b, "to") else
                                       (b.item() if isinstance(b, np.generic) else b)) for b in (a_min, a_max)]
     return x.clamp(*bounds)
