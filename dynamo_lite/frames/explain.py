@@ -3,7 +3,8 @@
 NOTE: [breaks counted once] A break inside an inlined callee stops the caller's graph at the
 call, which then runs eagerly; the callee's own frame is compiled when it runs and breaks
 at the same place. Both translations record the break (the caller's with ``callee`` set), but
-explain and the HTML report count and list it once: the callee's record.
+explain and the HTML report count and list it once: the callee's record
+(``dl.stats().graph_breaks`` counts it once too: CompileStats.count_breaks).
 """
 from __future__ import annotations
 

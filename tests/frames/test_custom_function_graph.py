@@ -141,31 +141,6 @@ def test_grad_off_runs_forward_only(backend):
     assert not out.requires_grad and dl.stats().graph_breaks == 0
 
 
-class Dirty(dl.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        x.mul_(2)
-        ctx.mark_dirty(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad * 2
-
-
-def test_mark_dirty_runs_apply_eagerly(backend):
-    def f(x):
-        y = x.clone()
-        return Dirty.apply(y) + 1
-
-    x = dl.randn(3, requires_grad=True)
-    out = dl.compile(f, backend=backend)(x)
-    out.sum().backward()
-    np.testing.assert_allclose(out.detach().numpy(), (x.detach() * 2 + 1).numpy(), rtol=1e-6)
-    np.testing.assert_allclose(x.grad.numpy(), np.full(3, 2.0), rtol=1e-6)
-    assert any("mark_dirty" in r.reason for r in dl.explain(f, backend=backend)(x).break_reasons)
-
-
 def test_second_order_gradient_is_refused_not_wrong():
     f = dl.compile(lambda x: Square.apply(x).sum(), backend="eager")
     x = dl.randn(3, requires_grad=True)

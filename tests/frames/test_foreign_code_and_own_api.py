@@ -1,6 +1,8 @@
 """What the tracer must not inline (Cython functions, dynamo_lite's own compiler API) and breaks counted once."""
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import types
 
@@ -129,3 +131,23 @@ def test_a_break_inside_a_callee_is_counted_once(tmp_path, capsys):
     text = page.read_text()
     assert "1 graph break(s)" in text and "Breaks in inlined callees" not in text
     assert "calls _helper_that_prints, which runs eagerly here" in text
+
+
+def _middle(x):
+    return _helper_that_prints(x - 1) * 3
+
+
+@pytest.mark.parametrize("callee", [_helper_that_prints, _middle], ids=["callee", "callee_of_callee"])
+def test_stats_count_a_break_inside_a_callee_once(callee):
+    def outer(x):
+        y = x * 2
+        return callee(y)
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        report = dl.explain(outer)(dl.ones(2))
+        dl.reset()
+        compiled = dl.compile(outer)
+        compiled(dl.ones(2))
+        compiled(dl.ones(2))
+    assert report.graph_break_count == 1
+    assert dl.stats().graph_breaks == report.graph_break_count, dl.stats()

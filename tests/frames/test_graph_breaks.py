@@ -382,7 +382,7 @@ def test_a_break_undoes_the_inputs_and_nodes_of_the_failed_call(capsys):
         return y + z
 
     x, items = dl.ones(3), [dl.arange(3.0)]
-    compiled = assert_same(f, x, items, expect_breaks=2)
+    compiled = assert_same(f, x, items, expect_breaks=1)  # the print in the callee, counted once
     assert dl.stats().fallbacks == ()
     _no_new_compiles(compiled, x, items)
 

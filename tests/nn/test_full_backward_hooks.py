@@ -76,3 +76,23 @@ def test_no_hook_runs_without_grad_mode():
     with dl.no_grad():
         out = lin(dl.ones(1, 3, requires_grad=True))
     assert out.grad_fn is None and seen == []
+
+
+def test_compiled_call_with_backward_hooks_breaks_once_with_the_reason():
+    lin = _layer()
+    seen = []
+    lin.register_full_backward_hook(lambda module, grad_input, grad_output: seen.append(grad_output[0].shape)
+                                    or (grad_input[0] * 10,))
+
+    def f(x):
+        return (lin(x * 2) + 1).sum()
+
+    x = dl.ones(1, 3, requires_grad=True)
+    f(x).backward()
+    expected, x.grad = x.grad.clone(), None
+    dl.compile(f, backend="numpy")(x).backward()
+    assert x.grad.tolist()[0] == pytest.approx(expected.tolist()[0]) and len(seen) == 2
+    report = dl.explain(f)(x)
+    assert report.graph_break_count == 1 and report.graph_count == 2, str(report)
+    assert "register_full_backward_hook" in report.break_reasons[0].reason
+    assert not dl.stats().fallbacks

@@ -78,22 +78,40 @@ def note_region(tracer, node, env: dict, pending: dict) -> None:
     outputs and saved values, put the region on ``tracer``'s tape and mark its outputs as
     requiring grad when an input does."""
     for region in node.meta.get("custom_function_parts", ()):
-        left = pending.setdefault(id(region), {n for n in [*region.outputs, *region.kept()] if n.graph is node.graph})
+        left = pending.setdefault(id(region), {n for n in region.triggers() if n.graph is node.graph})
         left.discard(node)
         if not left:
             _note(tracer, region, env)
 
 
+def _before_writes(node):
+    """The joint graph node a tensor had before the in-place nodes that wrote it (each rebinds it)."""
+    while node.op == "call_function" and "inplace" in getattr(node.target, "tags", ()):
+        node = node.args[0]
+    return node
+
+
 def _note(tracer, region, env: dict) -> None:
     inputs = [env[n] if n is not None and n in env else None for n in region.inputs]
+    dirty = {n for n in region.outputs if n in region.inputs}
+    inputs = [ProxyTensor.create(_before_writes(p.node), TensorMeta.of(p)) if n in dirty and isinstance(p, ProxyTensor)
+              else p for n, p in zip(region.inputs, inputs)]
     inputs = [p if isinstance(p, ProxyTensor) and p.node in tracer.requires_grad else None for p in inputs]
     if not any(p is not None for p in inputs):
         return
+    changed = {p.node for n, p in zip(region.inputs, inputs) if n in dirty and p is not None}
+    if any(node in changed for entry in tracer.tape if not isinstance(entry, CustomEntry)
+           for _, node in entry.versions):
+        raise Unsupported(f"{region.function.__qualname__} changes in place a tensor an earlier op saved for "
+                          "its backward (eager's backward raises)")
     outputs = []
     for i, out_node in enumerate(region.outputs):
         proxy = env.get(out_node)
         differentiable = isinstance(proxy, ProxyTensor) and i not in region.non_differentiable and (
             proxy._dtype.is_floating_point or proxy._dtype.is_complex)
+        if differentiable and out_node in dirty:
+            # the changed input: from here on a new node stands for it, with the Function's history
+            proxy.node = REGISTRY["alias"](proxy).node
         if differentiable:
             own = ProxyTensor.create(proxy.node, TensorMeta.of(proxy))
             tracer.requires_grad.add(own.node)

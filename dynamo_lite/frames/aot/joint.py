@@ -118,6 +118,7 @@ class JointTracer:
         self.requires_grad: set = set()   # nodes whose value requires grad
         self.tape: list = []
         self.recording = False            # forward phase, with grad enabled for the node
+        self.dirty_write = False          # the node writes an input a custom Function marks dirty
         self.shape_env = shape_env        # the captured graph's, when its sizes are symbolic
         self.sym_nodes = SymbolicNodes(self)  # NOTE: [symbolic joint graphs]
 
@@ -128,6 +129,8 @@ class JointTracer:
     # -- recording ------------------------------------------------------------------
     def record(self, op, args, kwargs):
         """Called by ops/core/dispatch.py for every op while tracing: add a node, return proxies."""
+        if self.dirty_write:  # NOTE: [custom autograd.Function in the graph]: its forward records nothing
+            return self._record_plain(op, args, kwargs)
         tensors = _tensors((args, kwargs))
         differentiable = any(t.node in self.requires_grad for t in tensors if isinstance(t, ProxyTensor))
         if "inplace" in op.tags and (args[0].node in self.requires_grad or self.recording and differentiable):
@@ -329,13 +332,16 @@ def trace_joint(gm, requires_grad: list) -> JointGraph:
                 if not isinstance(target, Op) and target is not operator.getitem:
                     raise Unsupported(f"graph node {node.format_node()} is not a registry op")
                 tracer.recording = node.meta.get("grad_enabled") is not False
+                tracer.dirty_write = node.meta.get("custom_function_dirty", False)
                 env[node] = target(*args, **kwargs)
-                tracer.recording = False
+                tracer.recording = tracer.dirty_write = False
                 note_region(tracer, node, env, regions)  # NOTE: [custom autograd.Function in the graph]
             elif node.op == "output":
                 outputs = list(_lookup(node.args[0], env))
             else:
                 raise Unsupported(f"graph node {node.format_node()} ({node.op})")
+        if any(regions.values()):  # a custom Function whose backward would never be called
+            raise Unsupported("a custom autograd.Function region was not completed in the joint graph")
         output_nodes = [tracer._nodes(o) for o in outputs]
         forward_nodes = set(graph.nodes)
         tangents, grads = tracer.backward(outputs)

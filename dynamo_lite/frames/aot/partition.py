@@ -114,24 +114,27 @@ def partition(joint) -> Partition:
     order = {node: i for i, node in enumerate(joint.graph.nodes)}
     forward_nodes = joint.forward_nodes
     backward_impure = [n for n in joint.graph.nodes if n not in forward_nodes and _is_impure(n)]
-    saved, in_backward, stack = {}, set(), list(joint.input_grads.values()) + backward_impure
-    while stack:
-        node = stack.pop()
-        if node in in_backward or node in saved:
-            continue
-        if node not in forward_nodes or recomputable(node):
-            in_backward.add(node)
-            stack.extend(node.all_input_nodes)
-        else:
-            saved[node] = None
     # The backward gets a saved tensor as the forward leaves it: a value the forward writes
     # to in place *after* the node the backward reads (through any alias) would be stale.
-    # Writes before it (a buffer filled in place, then saved) are what the node holds.
+    # Writes before it (a buffer filled in place, then saved) are what the node holds; so a
+    # value computed from a buffer the forward writes in place is saved, never recomputed
+    # (recomputing it would read the buffer as the forward left it, not as it was then).
     last_write: dict = {}
     for n in forward_nodes:
         if _is_impure(n) and "inplace" in n.target.tags:
             root = _alias_root(n.args[0])
             last_write[root] = max(last_write.get(root, -1), order[n])
+    saved, in_backward, stack = {}, set(), list(joint.input_grads.values()) + backward_impure
+    while stack:
+        node = stack.pop()
+        if node in in_backward or node in saved:
+            continue
+        if node not in forward_nodes or (recomputable(node) and not any(
+                _alias_root(i) in last_write for i in node.all_input_nodes)):
+            in_backward.add(node)
+            stack.extend(node.all_input_nodes)
+        else:
+            saved[node] = None
     read = [n for n in in_backward if n in forward_nodes] + list(saved)
     if any(_first_read(n, forward_nodes, order) < last_write.get(_alias_root(n), -1) for n in read):
         raise Unsupported("the backward reads a tensor the forward modifies in place")

@@ -397,7 +397,7 @@ class FrameHook:
             else:
                 self.stats.frames_compiled += 1
                 self.stats.graph_count += len(entry.report.graphs)
-                self.stats.graph_breaks += len(entry.report.break_reasons)
+                self.stats.count_breaks(entry.report.break_reasons)
             return entry
 
     def _translate_frame(self, key, values, config, f_globals, cells=()) -> CacheEntry | None:

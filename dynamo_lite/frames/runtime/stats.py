@@ -92,8 +92,22 @@ class CompileStats:
         self.recompiles = 0
         self.graph_count = 0
         self.graph_breaks = 0
+        self.callee_breaks: set = set()  # keys of breaks a caller counted that the callee's frame reports again
         self.fallbacks: list[FallbackRecord] = []
         self.guard_failures: list[GuardFailureRecord] = []
+
+    def count_breaks(self, reasons) -> None:
+        """Add one translation's breaks, each break once (NOTE: [breaks counted once]): a caller's record
+        of a break inside an inlined callee is counted, and the records of the same break made by the frames
+        it calls on the way (each compiled when its call runs eagerly) are not counted again."""
+        for reason in reasons:
+            if reason.key in self.callee_breaks:  # already counted, from the outermost caller's record
+                if reason.callee is None:  # the callee's own frame: the chain of reports of this break ends
+                    self.callee_breaks.discard(reason.key)
+                continue
+            if reason.callee is not None:
+                self.callee_breaks.add(reason.key)
+            self.graph_breaks += 1
 
     @contextlib.contextmanager
     def saved(self):

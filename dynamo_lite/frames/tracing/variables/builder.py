@@ -15,7 +15,7 @@ from ....tensor.dtype import dtype as DType
 from ....tensor.layout import Size, _MemoryFormat
 from ....tensor.symint import SymBool, SymInt
 from ....tensor.tensor import Tensor
-from ....autograd.grad_mode import set_grad_enabled
+from ....autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from ...runtime.wrappers import CompiledModule
 from .. import guards as G
 from .. import trace_rules
@@ -269,6 +269,8 @@ def _object_variable(tx, value, source) -> VariableTracker:
     if isinstance(value, types.FunctionType):
         if trace_rules.trace_time_value_key(value) is not None:
             return TraceTimeValueVariable(value, source)
+        if value is is_grad_enabled:
+            return GradModeQueryVariable(value, source)
         if getattr(value, "__module__", "").startswith(AUTOGRAD_PACKAGE):
             return DisabledFunctionVariable(value, f"{value.__qualname__}() works on autograd state, which runs eagerly",
                                             source)
@@ -412,3 +414,23 @@ def wrap_traced_result(tx, value) -> VariableTracker:
     if callable(value) and hasattr(value, "__self__") and isinstance(value.__self__, ProxyTensor):
         return TracedCallableVariable(value)
     raise Unsupported(f"library call returned an unsupported value of type {type(value).__name__}")
+
+
+class GradModeQueryVariable(VariableTracker):
+    """``dl.is_grad_enabled()``: the grad mode where it is called in the traced code (the mode the
+    frame was entered with is guarded; ``no_grad``/``set_grad_enabled`` blocks are tracked)."""
+
+    def __init__(self, value, source=None):
+        self.value, self.source = value, source
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def reconstruct(self, cg) -> None:
+        cg.load_const(self.value)
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        if args or kwargs:
+            raise Unsupported("dl.is_grad_enabled() with arguments")
+        output = tx.output
+        return ConstantVariable(output.grad_mode_blocks[-1] if output.grad_mode_blocks else output.grad_enabled)

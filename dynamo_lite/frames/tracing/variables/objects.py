@@ -236,9 +236,19 @@ class NNModuleVariable(ObjectVariable):
         if cls.__call__ is Module.__call__:
             # See NOTE: [module hooks and the compiler]: without hooks, inline forward.
             if self._has_hooks(tx):
+                self._refuse_backward_hooks(tx)
                 return UserMethodVariable(Module._call_impl, self).call(tx, args, kwargs)
             return self.var_getattr(tx, "forward").call(tx, args, kwargs)
         return UserMethodVariable(cls.__call__, self).call(tx, args, kwargs)
+
+    def _refuse_backward_hooks(self, tx) -> None:
+        """A call of a module with backward hooks runs eagerly: the hooks read the identity autograd
+        node eager builds around the call, which a graph does not hold."""
+        module = self.value.__dict__
+        if module.get("_backward_hooks") or module.get("_backward_pre_hooks"):
+            raise Unsupported(f"{type(self.value).__name__} has full backward hooks (register_full_backward_hook): "
+                              "its call runs eagerly, so the hooks see the gradients of eager autograd",
+                              hint="remove the hook while compiling, or call the module under dl.no_grad()")
 
     def _has_hooks(self, tx) -> bool:
         """Whether the module has forward hooks; the hook tables' keys are guarded."""
