@@ -16,7 +16,7 @@ CORPUS = [*corpus_control.CASES, *corpus_functions.CASES, *corpus_containers.CAS
 
 #: The measured share of programs compiled into more graphs than TorchDynamo makes (or falling back to eager).
 #: A ratchet: lower it when a fix lowers the measurement, never raise it. The target is 0.05.
-RATCHET = 0.06  # 10 of 169 programs (0.059)
+RATCHET = 0.025  # 4 of 169 programs (0.024)
 
 
 @pytest.mark.parametrize("backend", ["eager", "numpy"])
