@@ -29,6 +29,10 @@ class ConversionMixin:
             changed(module)
         return self
 
+    def share_memory(self) -> Self:
+        """Move every parameter's and buffer's storage to shared memory (``Tensor.share_memory_``)."""
+        return self._apply(lambda t: t.share_memory_())
+
     def to(self, *args, **kwargs) -> Self:
         """Move/cast parameters and buffers; returns ``self``.
 

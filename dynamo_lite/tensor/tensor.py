@@ -10,6 +10,7 @@ from .dtype import DEFAULT as DEFAULT_DTYPE
 from .dtype import dtype as DType
 from .autograd_fields import GRAD_MODE, AutogradFields
 from .properties import TensorProperties
+from .resizing import StorageResizing
 from .rebinds import tensor_rebound
 from .storage import Storage
 
@@ -25,7 +26,7 @@ LEGACY_CONSTRUCTOR = _LegacyConstructor()
 NUMPY_REQUIRES_GRAD = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
 
 
-class Tensor(AutogradFields, TensorProperties):
+class Tensor(AutogradFields, TensorProperties, StorageResizing):
     """An n-dimensional strided view over a Storage.
 
     Tensors are made by factories (``dl.tensor``, ``dl.zeros`` ...) or by views of other

@@ -69,5 +69,10 @@ class ProxyTensor(Tensor):
     def data_ptr(self) -> int:
         raise Unsupported("data_ptr() of a traced tensor")
 
+    def _storage_memory(self, *args, **kwargs):
+        raise Unsupported("resize_/share_memory_ replace a tensor's storage memory in place: they run eagerly")
+
+    resize_ = resize_as_ = share_memory_ = is_shared = _storage_memory
+
     def __repr__(self) -> str:
         return f"ProxyTensor({self.node.name}, shape={list(self._sizes)}, dtype={self._dtype.name})"
