@@ -174,7 +174,7 @@ def grad_source(name: str, call: GradCall) -> str:
     t = call.ctype
     from_input = call.node.target.name == "max_pool2d_backward"
     if from_input:  # find the window's pick: torch's rule, taps in the padding skipped
-        pick = [f"int64_t at = -1;", f"{t} best = 0;",
+        pick = ["int64_t at = -1;", f"{t} best = 0;",
                 f"for (int64_t i = 0; i < {kh}; i++) {{",
                 f"  for (int64_t j = 0; j < {kw}; j++) {{",
                 f"    const int64_t h = oh * {sh} - {ph} + i * {dh}, w = ow * {sw} - {pw} + j * {dw};",

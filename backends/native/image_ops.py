@@ -220,7 +220,7 @@ def _pool_planes(call: ImageCall, load) -> list:
         loads = [load(f"{row}{i}[(w0 + {j * dw}){step}]") for i, j in taps]
 
         def loop(store: str) -> list:
-            return (["  " + f"for (int64_t ow = lo; ow < hi; ow++) {{", f"    const int64_t w0 = ow * {sw} - {pw};",
+            return (["  " + "for (int64_t ow = lo; ow < hi; ow++) {", f"    const int64_t w0 = ow * {sw} - {pw};",
                      f"    {t} m = {loads[0]};"] + [f"    m = dl_max_{t}(m, {load});" for load in loads[1:]]
                     + [f"    {store} = m;", "  }"])
 

@@ -9,11 +9,9 @@ import dataclasses
 import functools
 
 import numpy as np
-import pytest
 
 import dynamo_lite as dl
 import dynamo_lite.nn as nn
-import dynamo_lite.nn.functional as F
 from tests.frames.differential import assert_transparent
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import Unsupported
-from .variables.containers import ListVariable
 from .variables.identity_keys import emit_key
 
 #: The value of an attribute that the frame deleted (``del obj.name``).
