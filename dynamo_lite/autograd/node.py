@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 from ..tensor.autograd_fields import type_name
 from ..tensor.tensor import Tensor
-from .anomaly_mode import forward_stack
+from .anomaly_mode import ANOMALY, forward_stack
 
 _SEQUENCE = itertools.count()
 
@@ -45,9 +45,8 @@ class Node:
         self.next_functions = tuple(next_functions)
         self._sequence_nr = next(_SEQUENCE)
         self._freed = False
-        stack = forward_stack()
-        if stack is not None:  # NOTE: [anomaly mode]
-            self.metadata["traceback_"] = stack
+        if ANOMALY.enabled:  # NOTE: [anomaly mode]
+            self.metadata["traceback_"] = forward_stack()
 
     @property
     def metadata(self) -> dict:
