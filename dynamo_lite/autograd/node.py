@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from types import MappingProxyType
 
 from ..tensor.autograd_fields import type_name
 from ..tensor.tensor import Tensor
-from .anomaly_mode import forward_stack
+from .anomaly_mode import ANOMALY, forward_stack
 
 _SEQUENCE = itertools.count()
 
@@ -32,17 +33,38 @@ class Node:
         ('MulBackward0', 'AccumulateGrad')
     """
 
+    # NOTE: [lazy node tables] Hooks, retained tensors and metadata are rare: a node reads the
+    # shared empty tables of its class until the first registration gives it its own (one
+    # node per recorded op, so four containers fewer per op to build and to collect).
+    _pre_hooks = MappingProxyType({})  # output_nr -> [hook(grad) -> grad | None]
+    _hooks = ()                        # hook(grad_inputs, grad_outputs) after apply
+    _retained = MappingProxyType({})   # output_nr -> the non-leaf tensor that called retain_grad()
+    _metadata = None
+
     def __init__(self, next_functions=()):
         self.next_functions = tuple(next_functions)
         self._sequence_nr = next(_SEQUENCE)
-        self._pre_hooks = {}   # output_nr -> [hook(grad) -> grad | None]
-        self._hooks = []       # hook(grad_inputs, grad_outputs) after apply
-        self._retained = {}    # output_nr -> the non-leaf tensor that called retain_grad()
         self._freed = False
-        self.metadata = {}
-        stack = forward_stack()
-        if stack is not None:  # NOTE: [anomaly mode]
-            self.metadata["traceback_"] = stack
+        if ANOMALY.enabled:  # NOTE: [anomaly mode]
+            self.metadata["traceback_"] = forward_stack()
+
+    @property
+    def metadata(self) -> dict:
+        """A dict of the user's (and anomaly mode's ``traceback_``) data about this node."""
+        metadata = self._metadata
+        if metadata is None:
+            metadata = self._metadata = {}
+        return metadata
+
+    @metadata.setter
+    def metadata(self, value) -> None:
+        self._metadata = value
+
+    def retain(self, output_nr: int, ref) -> None:
+        """Keep the gradient of output ``output_nr`` in the tensor ``ref()`` (``retain_grad``)."""
+        if "_retained" not in self.__dict__:
+            self._retained = {}
+        self._retained[output_nr] = ref
 
     def name(self) -> str:
         return type(self).__name__
@@ -57,11 +79,15 @@ class Node:
 
     def register_hook(self, hook):
         """``hook(grad_inputs, grad_outputs)`` runs after this node computed its gradients."""
+        if "_hooks" not in self.__dict__:
+            self._hooks = []
         self._hooks.append(hook)
         return _RemovableHandle(self._hooks, hook)
 
     def register_prehook(self, hook, output_nr: int = 0):
         """``hook(grad)`` runs on an output's gradient before this node uses it; may return a new one."""
+        if "_pre_hooks" not in self.__dict__:
+            self._pre_hooks = {}
         hooks = self._pre_hooks.setdefault(output_nr, [])
         hooks.append(hook)
         return _RemovableHandle(hooks, hook)
@@ -123,7 +149,8 @@ class SavedTensor:
         alias = tensor._plain_alias()
         alias._requires_grad = self.requires_grad
         alias._grad_fn = owner
-        alias._meta().output_nr = self.output_nr
+        if self.output_nr:  # a fresh alias reads output 0 without its AutogradMeta
+            alias._meta().output_nr = self.output_nr
         return alias
 
     def _modified_message(self, owner: Node) -> str:

@@ -44,7 +44,7 @@ class OpNode(Node):
             for g, meta in zip(grad_outputs, self.output_metas)
         ]
         args = [_unpack(a, self) for a in self.saved_args]
-        kwargs = {k: _unpack(v, self) for k, v in self.saved_kwargs.items()}
+        kwargs = {k: _unpack(v, self) for k, v in self.saved_kwargs.items()} if self.saved_kwargs else {}
         if self.saved_result is not None:
             results = [s.unpack(self) if isinstance(s, SavedTensor) else s for s in self.saved_result]
             kwargs["result"] = tuple(results) if self.multi_output else results[0]

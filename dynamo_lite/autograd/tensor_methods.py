@@ -40,7 +40,7 @@ def retain_grad(self) -> None:
     if self._grad_fn is None:
         return
     self._meta().retains_grad = True
-    self._grad_fn._retained[self.output_nr] = weakref.ref(self)
+    self._grad_fn.retain(self.output_nr, weakref.ref(self))
 
 
 def register_hook(self, hook):
@@ -53,7 +53,10 @@ def register_hook(self, hook):
     if not self._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self._grad_fn is None:
-        hooks = self._meta().hooks
+        meta = self._meta()
+        if type(meta.hooks) is not list:
+            meta.hooks = []
+        hooks = meta.hooks
         hooks.append(hook)
         return _RemovableHandle(hooks, hook)
     return self._grad_fn.register_prehook(hook, self.output_nr)
@@ -70,7 +73,10 @@ def register_post_accumulate_grad_hook(self, hook):
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self._grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-    hooks = self._meta().post_accumulate_hooks
+    meta = self._meta()
+    if type(meta.post_accumulate_hooks) is not list:
+        meta.post_accumulate_hooks = []
+    hooks = meta.post_accumulate_hooks
     hooks.append(hook)
     return _RemovableHandle(hooks, hook)
 

@@ -47,8 +47,8 @@ class AutogradMeta:
         self.output_nr = 0
         self.retains_grad = False
         self.grad_accumulator = None
-        self.hooks = []
-        self.post_accumulate_hooks = []
+        self.hooks = ()  # a list once a hook is registered (most tensors never get one)
+        self.post_accumulate_hooks = ()
         self.view_version = None
         self.no_grad_view = False
 

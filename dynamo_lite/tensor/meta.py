@@ -42,7 +42,10 @@ class TensorMeta(TensorProperties):
     @classmethod
     def of(cls, tensor) -> "TensorMeta":
         """The meta of a real Tensor (or a copy of another TensorMeta)."""
-        return cls.from_geometry(tensor._sizes, tensor._strides, tensor._dtype, tensor._device, tensor._offset)
+        meta = object.__new__(cls)  # from_geometry inline: autograd takes a few per recorded op
+        meta._sizes, meta._strides, meta._offset = tensor._sizes, tensor._strides, tensor._offset
+        meta._dtype, meta._device = tensor._dtype, tensor._device
+        return meta
 
     def key(self) -> tuple:
         """Everything that decides an op's output meta, for guards and caches."""

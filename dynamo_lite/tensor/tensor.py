@@ -64,6 +64,7 @@ class Tensor(AutogradFields, TensorProperties, StorageResizing):
         self._requires_grad = False
         self._grad_fn = None
         self._autograd = None
+        self._view_base = None  # set: a read of an unset slot raises (and catches) an AttributeError
         return self
 
     @property
@@ -245,6 +246,7 @@ def _new_cpu_tensor(buffer, sizes: tuple, strides: tuple, dtype: DType) -> Tenso
     self._requires_grad = False
     self._grad_fn = None
     self._autograd = None
+    self._view_base = None
     return self
 
 

@@ -10,12 +10,48 @@ from ...tensor.dtype import from_numpy_dtype, result_type
 _NULL_CONTEXT = contextlib.nullcontext()
 
 
+try:  # NumPy >= 2 keeps its error state in a context variable
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+except ImportError:  # pragma: no cover - NumPy 1.x
+    _extobj_contextvar = _make_extobj = None
+
+# NOTE: [quiet error state] Every pointwise kernel runs under "ignore all" (torch never warns).
+# ``np.errstate`` rebuilds its error-state object on each entry; ``_Quiet`` keeps, per error
+# state it meets (which also carries the user's ``seterrcall`` and buffer size), the matching
+# all-ignore state and sets the context variable to it, exactly what ``np.errstate(all="ignore")``
+# would set, at the cost of a dict lookup.
+_QUIET_STATES: dict = {}
+_QUIET_STATES_LIMIT = 64
+
+
+class _Quiet:
+    """``np.errstate(all="ignore")`` with the all-ignore state cached (NOTE: [quiet error state])."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self):
+        current = _extobj_contextvar.get()
+        state = _QUIET_STATES.get(current)
+        if state is None:
+            if len(_QUIET_STATES) >= _QUIET_STATES_LIMIT:
+                _QUIET_STATES.clear()
+            state = _make_extobj(all="ignore")
+            _QUIET_STATES[current] = state
+            _QUIET_STATES[state] = state  # nested: already quiet
+        self._token = _extobj_contextvar.set(state)
+
+    def __exit__(self, *exc_info):
+        _extobj_contextvar.reset(self._token)
+
+
 def quiet(xp):
     """A context that silences NumPy's divide/overflow/invalid warnings (torch never warns).
 
     Only NumPy has error states; other array modules get a no-op context.
     """
     if xp is np:
+        if _make_extobj is not None:
+            return _Quiet()
         return np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore")
     return _NULL_CONTEXT
 

@@ -337,9 +337,12 @@ def _div_inplace(self, other, *, rounding_mode=None):
 
 
 # -- operators --------------------------------------------------------------------------
+_OPERAND_TYPES = (Tensor, *_SCALAR_TYPES)
+
+
 def is_operand(value) -> bool:
     """What tensor operators accept on the other side: tensors and real Python/NumPy scalars."""
-    return isinstance(value, (Tensor, *_SCALAR_TYPES))
+    return isinstance(value, _OPERAND_TYPES)
 
 
 def binary_operator(fn, reflected: bool = False):
