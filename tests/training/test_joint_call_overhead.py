@@ -42,16 +42,36 @@ def _the_compiled_function(model) -> CompiledFunction:
     return functions[0]
 
 
+def _compiled_pair(blocks: int = 6):
+    """A fresh cache, the model compiled on numpy, its eager twin and an input."""
+    dl.reset()
+    model, reference = _pair(blocks)
+    return model, reference, dl.compile(model, backend="numpy"), dl.randn(3, 6)
+
+
+def _assert_both_raise_modified_in_place(*results):
+    for result in results:
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            result.sum().backward()
+
+
+def _assert_step_equals_eager(compiled, model, reference, x):
+    """One compiled call (a compiled backward node) equal to eager, in its output and gradients."""
+    out, expected = compiled(x), reference(x)
+    _assert_compiled_node(out)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-5, atol=1e-6)
+    out.sum().backward()
+    expected.sum().backward()
+    _assert_same_grads(model, reference)
+
+
 def _assert_same_grads(model, reference):
     for (name, p), q in zip(model.named_parameters(), reference.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 def test_a_cached_call_builds_no_edge_per_parameter(monkeypatch):
-    dl.reset()
-    model, reference = _pair()
-    compiled = dl.compile(model, backend="numpy")
-    x = dl.randn(3, 6)
+    model, reference, compiled, x = _compiled_pair()
     compiled(x).sum().backward()
     made = []
     original = compiled_function.gradient_edge
@@ -79,25 +99,17 @@ def test_gradients_accumulate_over_calls_and_an_input_that_requires_grad_gets_it
 
 
 def test_an_optimizer_step_between_forward_and_backward_is_caught_as_in_eager():
-    dl.reset()
-    model, reference = _pair(2)
-    compiled = dl.compile(model, backend="numpy")
-    x = dl.randn(3, 6)
+    model, reference, compiled, x = _compiled_pair(2)
     compiled(x).sum().backward()
     out, expected = compiled(x), reference(x)  # a cached call: the saved parameters' versions are read now
     with dl.no_grad():  # block 1's weight carries the gradient back to block 0's output: saved by both
         model.blocks[1].weight.add_(1.0)
         reference.blocks[1].weight.add_(1.0)
-    for result in (expected, out):
-        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-            result.sum().backward()
+    _assert_both_raise_modified_in_place(expected, out)
 
 
 def test_a_replaced_graph_attribute_is_seen_by_the_next_call():
-    dl.reset()
-    model, reference = _pair(2)
-    compiled = dl.compile(model, backend="numpy")
-    x = dl.randn(3, 6)
+    model, reference, compiled, x = _compiled_pair(2)
     compiled(x).sum().backward()
     function = _the_compiled_function(model)
     name = next(n for n in function.attribute_names if n.endswith("weight"))
@@ -109,10 +121,7 @@ def test_a_replaced_graph_attribute_is_seen_by_the_next_call():
 
 
 def test_a_parameter_that_stops_requiring_grad_is_never_differentiated_by_the_cached_graph():
-    dl.reset()
-    model, reference = _pair(2)
-    compiled = dl.compile(model, backend="numpy")
-    x = dl.randn(3, 6)
+    model, reference, compiled, x = _compiled_pair(2)
     compiled(x).sum().backward()
     function = _the_compiled_function(model)
     model.blocks[0].weight.requires_grad_(False)
@@ -130,10 +139,7 @@ def _assert_compiled_node(out):
 
 
 def test_cached_calls_read_no_requires_grad_flag_until_a_tensor_is_rebound(monkeypatch):
-    dl.reset()
-    model, reference = _pair()
-    compiled = dl.compile(model, backend="numpy")
-    x = dl.randn(3, 6)
+    model, reference, compiled, x = _compiled_pair()
     compiled(x)
     refreshes = []
     original = AttributeState.refresh
@@ -154,10 +160,7 @@ def test_cached_calls_read_no_requires_grad_flag_until_a_tensor_is_rebound(monke
 
 
 def test_a_parameter_toggled_off_between_calls_gets_no_gradient_as_in_eager():
-    dl.reset()
-    model, reference = _pair(3)
-    compiled = dl.compile(model, backend="numpy")
-    x = dl.randn(3, 6)
+    model, reference, compiled, x = _compiled_pair(3)
     compiled(x).sum().backward()
     for module in (model, reference):
         module.zero_grad()
@@ -179,47 +182,29 @@ def test_a_parameter_toggled_off_between_calls_gets_no_gradient_as_in_eager():
 
 
 def test_a_parameter_replaced_by_a_new_one_is_read_and_differentiated():
-    dl.reset()
-    model, reference = _pair(3)
-    compiled = dl.compile(model, backend="numpy")
-    x = dl.randn(3, 6)
+    model, reference, compiled, x = _compiled_pair(3)
     compiled(x).sum().backward()
     weight = dl.randn(6, 6)
     model.blocks[1].weight = nn.Parameter(weight.clone())
     reference.blocks[1].weight = nn.Parameter(weight.clone())
     model.zero_grad()
-    out, expected = compiled(x), reference(x)
-    _assert_compiled_node(out)
-    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-5, atol=1e-6)
-    out.sum().backward()
-    expected.sum().backward()
-    _assert_same_grads(model, reference)
+    _assert_step_equals_eager(compiled, model, reference, x)
 
 
 def test_data_swapped_under_no_grad_is_read_and_its_in_place_change_caught():
-    dl.reset()
-    model, reference = _pair(3)
-    compiled = dl.compile(model, backend="numpy")
-    x = dl.randn(3, 6)
+    model, reference, compiled, x = _compiled_pair(3)
     compiled(x).sum().backward()
     weight = dl.randn(6, 6)
     with dl.no_grad():  # the same Parameter object over a new storage (what set_ does)
         model.blocks[1].weight.data = weight.clone()
         reference.blocks[1].weight.data = weight.clone()
     model.zero_grad()
-    out, expected = compiled(x), reference(x)
-    _assert_compiled_node(out)
-    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-5, atol=1e-6)
-    out.sum().backward()
-    expected.sum().backward()
-    _assert_same_grads(model, reference)
+    _assert_step_equals_eager(compiled, model, reference, x)
     out, expected = compiled(x), reference(x)  # the saved weight's version is the new storage's
     with dl.no_grad():
         model.blocks[1].weight.mul_(2.0)
         reference.blocks[1].weight.mul_(2.0)
-    for result in (expected, out):
-        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-            result.sum().backward()
+    _assert_both_raise_modified_in_place(expected, out)
 
 
 def test_an_optimizer_step_before_backward_raises_and_a_training_loop_matches_eager():
@@ -239,9 +224,7 @@ def test_an_optimizer_step_before_backward_raises_and_a_training_loop_matches_ea
     _assert_compiled_node(out)
     for optimizer in optimizers:
         optimizer.step()  # the saved weights change before the backward
-    for result in (expected, out):
-        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-            result.sum().backward()
+    _assert_both_raise_modified_in_place(expected, out)
 
 
 def test_the_saved_values_are_laid_out_inputs_then_attributes_then_outputs():
