@@ -85,7 +85,7 @@ class LayerNorm(jit.ScriptModule):
             normalized_shape = (normalized_shape,)
         normalized_shape = dl.Size(normalized_shape)
 
-        # XXX: This is true for our LSTM / NLP use case and helps simplify code
+        # one normalized dim: the cells normalize their gate vectors only
         assert len(normalized_shape) == 1
 
         self.weight = Parameter(dl.ones(normalized_shape))
@@ -111,7 +111,7 @@ class LayerNormLSTMCell(jit.ScriptModule):
         self.hidden_size = hidden_size
         self.weight_ih = Parameter(dl.randn(4 * hidden_size, input_size))
         self.weight_hh = Parameter(dl.randn(4 * hidden_size, hidden_size))
-        # The layernorms provide learnable biases
+        # the gate biases come from the layer norms
 
         if decompose_layernorm:
             ln = LayerNorm
@@ -180,10 +180,10 @@ class BidirLSTMLayer(jit.ScriptModule):
 
     @jit.script_method
     def forward(self, input: Tensor, states: List[Tuple[Tensor, Tensor]]) -> Tuple[Tensor, List[Tuple[Tensor, Tensor]]]:
-        # List[LSTMState]: [forward LSTMState, backward LSTMState]
+        # one state per direction: forward, then reversed
         outputs = jit.annotate(List[Tensor], [])
         output_states = jit.annotate(List[Tuple[Tensor, Tensor]], [])
-        # XXX: enumerate https://github.com/pytorch/pytorch/issues/14471
+        # an explicit counter, as TorchScript code writes it instead of enumerate
         i = 0
         for direction in self.directions:
             state = states[i]
@@ -200,7 +200,7 @@ def init_stacked_lstm(num_layers, layer, first_layer_args, other_layer_args):
 
 
 class StackedLSTM(jit.ScriptModule):
-    __constants__ = ["layers"]  # Necessary for iterating through self.layers
+    __constants__ = ["layers"]  # TorchScript iterates a ModuleList only when it is a constant
 
     def __init__(self, num_layers, layer, first_layer_args, other_layer_args):
         super().__init__()
@@ -208,10 +208,10 @@ class StackedLSTM(jit.ScriptModule):
 
     @jit.script_method
     def forward(self, input: Tensor, states: List[Tuple[Tensor, Tensor]]) -> Tuple[Tensor, List[Tuple[Tensor, Tensor]]]:
-        # List[LSTMState]: One state per layer
+        # one state per layer
         output_states = jit.annotate(List[Tuple[Tensor, Tensor]], [])
         output = input
-        # XXX: enumerate https://github.com/pytorch/pytorch/issues/14471
+        # an explicit counter, as TorchScript code writes it instead of enumerate
         i = 0
         for rnn_layer in self.layers:
             state = states[i]
@@ -221,11 +221,10 @@ class StackedLSTM(jit.ScriptModule):
         return output, output_states
 
 
-# Differs from StackedLSTM in that its forward method takes
-# List[List[Tuple[Tensor,Tensor]]]. It would be nice to subclass StackedLSTM
-# except we don't support overriding script methods.
+# StackedLSTM for bidirectional layers: a list of per-direction states per layer (a separate
+# class: script methods are not overridden in TorchScript-style code).
 class StackedLSTM2(jit.ScriptModule):
-    __constants__ = ["layers"]  # Necessary for iterating through self.layers
+    __constants__ = ["layers"]  # TorchScript iterates a ModuleList only when it is a constant
 
     def __init__(self, num_layers, layer, first_layer_args, other_layer_args):
         super().__init__()
@@ -234,11 +233,10 @@ class StackedLSTM2(jit.ScriptModule):
     @jit.script_method
     def forward(self, input: Tensor, states: List[List[Tuple[Tensor, Tensor]]]
                 ) -> Tuple[Tensor, List[List[Tuple[Tensor, Tensor]]]]:
-        # List[List[LSTMState]]: The outer list is for layers,
-        #                        inner list is for directions.
+        # per layer, a list of per-direction states
         output_states = jit.annotate(List[List[Tuple[Tensor, Tensor]]], [])
         output = input
-        # XXX: enumerate https://github.com/pytorch/pytorch/issues/14471
+        # an explicit counter, as TorchScript code writes it instead of enumerate
         i = 0
         for rnn_layer in self.layers:
             state = states[i]
@@ -249,14 +247,13 @@ class StackedLSTM2(jit.ScriptModule):
 
 
 class StackedLSTMWithDropout(jit.ScriptModule):
-    # Necessary for iterating through self.layers and dropout support
+    # constants: the layer list is iterated and the layer count decides where dropout goes
     __constants__ = ["layers", "num_layers"]
 
     def __init__(self, num_layers, layer, first_layer_args, other_layer_args):
         super().__init__()
         self.layers = init_stacked_lstm(num_layers, layer, first_layer_args, other_layer_args)
-        # Introduces a Dropout layer on the outputs of each LSTM layer except
-        # the last layer, with dropout probability = 0.4.
+        # dropout (p=0.4) between layers, not after the last one
         self.num_layers = num_layers
 
         if num_layers == 1:
@@ -267,15 +264,15 @@ class StackedLSTMWithDropout(jit.ScriptModule):
 
     @jit.script_method
     def forward(self, input: Tensor, states: List[Tuple[Tensor, Tensor]]) -> Tuple[Tensor, List[Tuple[Tensor, Tensor]]]:
-        # List[LSTMState]: One state per layer
+        # one state per layer
         output_states = jit.annotate(List[Tuple[Tensor, Tensor]], [])
         output = input
-        # XXX: enumerate https://github.com/pytorch/pytorch/issues/14471
+        # an explicit counter, as TorchScript code writes it instead of enumerate
         i = 0
         for rnn_layer in self.layers:
             state = states[i]
             output, out_state = rnn_layer(output, state)
-            # Apply the dropout layer except the last layer
+            # between layers only
             if i < self.num_layers - 1:
                 output = self.dropout_layer(output)
             output_states += [out_state]
@@ -290,7 +287,6 @@ def flatten_states(states):
 
 
 def double_flatten_states(states):
-    # XXX: Can probably write this in a nicer way
     states = flatten_states([flatten_states(inner) for inner in states])
     return [hidden.view([-1] + list(hidden.shape[2:])) for hidden in states]
 
@@ -369,7 +365,7 @@ def test_script_stacked_lstm_dropout(seq_len, batch, input_size, hidden_size, nu
     states = [LSTMState(dl.randn(batch, hidden_size), dl.randn(batch, hidden_size)) for _ in range(num_layers)]
     rnn = script_lstm(input_size, hidden_size, num_layers, dropout=True)
 
-    # just a smoke test
+    # runs and keeps the shapes (no control to compare against)
     out, out_state = rnn(inp, states)
 
 
@@ -378,7 +374,7 @@ def test_script_stacked_lnlstm(seq_len, batch, input_size, hidden_size, num_laye
     states = [LSTMState(dl.randn(batch, hidden_size), dl.randn(batch, hidden_size)) for _ in range(num_layers)]
     rnn = script_lnlstm(input_size, hidden_size, num_layers)
 
-    # just a smoke test
+    # runs and keeps the shapes (no control to compare against)
     out, out_state = rnn(inp, states)
 
 
