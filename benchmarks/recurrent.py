@@ -20,23 +20,30 @@ import dynamo_lite as dl  # noqa: E402
 from benchmarks.timing import measure  # noqa: E402
 
 
-class LoopLSTM(dl.nn.Module):
-    """The layer as a user writes it: the cell inline, a loop over ``range(x.size(0))``."""
+def loop_lstm_class(lib):
+    """The layer as a user writes it, for ``lib`` (``dl`` or ``torch``: the same code for both): the cell
+    inline, a loop over ``range(x.size(0))``."""
 
-    def __init__(self, input_size: int, hidden_size: int):
-        super().__init__()
-        self.ih = dl.nn.Linear(input_size, 4 * hidden_size)
-        self.hh = dl.nn.Linear(hidden_size, 4 * hidden_size)
+    class LoopLSTM(lib.nn.Module):
+        def __init__(self, input_size: int, hidden_size: int):
+            super().__init__()
+            self.ih = lib.nn.Linear(input_size, 4 * hidden_size)
+            self.hh = lib.nn.Linear(hidden_size, 4 * hidden_size)
 
-    def forward(self, x, h, c):
-        outputs = []
-        for t in range(x.size(0)):
-            gates = self.ih(x[t]) + self.hh(h)
-            i, f, g, o = gates.chunk(4, 1)
-            c = dl.sigmoid(f) * c + dl.sigmoid(i) * dl.tanh(g)
-            h = dl.sigmoid(o) * dl.tanh(c)
-            outputs.append(h)
-        return dl.stack(outputs), h, c
+        def forward(self, x, h, c):
+            outputs = []
+            for t in range(x.size(0)):
+                gates = self.ih(x[t]) + self.hh(h)
+                i, f, g, o = gates.chunk(4, 1)
+                c = lib.sigmoid(f) * c + lib.sigmoid(i) * lib.tanh(g)
+                h = lib.sigmoid(o) * lib.tanh(c)
+                outputs.append(h)
+            return lib.stack(outputs), h, c
+
+    return LoopLSTM
+
+
+LoopLSTM = loop_lstm_class(dl)
 
 
 def _dl_variants(sizes: tuple, backends: list) -> dict:
@@ -75,24 +82,7 @@ def _torch_variants(sizes: tuple) -> dict:
         return {}
     torch.set_num_threads(1)
     input_size, hidden, batch, steps = sizes
-
-    class TorchLoopLSTM(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.ih = torch.nn.Linear(input_size, 4 * hidden)
-            self.hh = torch.nn.Linear(hidden, 4 * hidden)
-
-        def forward(self, x, h, c):
-            outputs = []
-            for t in range(x.size(0)):
-                gates = self.ih(x[t]) + self.hh(h)
-                i, f, g, o = gates.chunk(4, 1)
-                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-                h = torch.sigmoid(o) * torch.tanh(c)
-                outputs.append(h)
-            return torch.stack(outputs), h, c
-
-    model = TorchLoopLSTM()
+    model = loop_lstm_class(torch)(input_size, hidden)
     x, h, c = torch.randn(steps, batch, input_size), torch.randn(batch, hidden), torch.randn(batch, hidden)
     variants = {}
     for name, fn in (("torch eager", model), ("torch.jit.script", torch.jit.script(model)),
